@@ -1,0 +1,244 @@
+"""The batched-simulator interface shared by both backends.
+
+A `Sim` holds `num_worlds` copies of one MjModel and exposes their state as torch tensors of
+shape `(num_worlds, ...)` that alias the backend's own arrays (no copies). Writes to `ctrl`,
+`qpos`, `qvel`, `qfrc_applied` and `xfrc_applied` are the state the next `step` starts from.
+
+Derived views (`xpos`, `xquat`, `cvel`, `sensordata`, `cfrc_ext`) follow `mj_step`'s convention:
+after `step` they describe the state before the last substep; `forward()` makes them current.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import torch
+
+# Model fields that mj_setConst reads: writing one per world needs `set_const()` afterwards.
+SETCONST_FIELDS = frozenset({"body_mass", "body_inertia", "body_ipos", "body_iquat", "qpos0"})
+
+# Fields tasks typically randomize per world; others work too where the backend allows.
+COMMON_PARAMS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
+
+
+class SimError(RuntimeError):
+    """A simulation failed in a way the caller must act on (names the worlds and the fix)."""
+
+
+def load_model(model: str | Path | mujoco.MjModel) -> mujoco.MjModel:
+    """Return an MjModel from a path to an MJCF/MJB file or an MjModel, with clear errors."""
+    if isinstance(model, mujoco.MjModel):
+        return model
+    if not isinstance(model, (str, Path)):
+        raise TypeError(
+            f"model must be an MJCF path or a mujoco.MjModel, got {type(model).__name__}"
+        )
+    path = Path(model).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"MJCF file not found: '{path}'. Pass the path to an existing .xml (or .mjb) file, "
+            f"e.g. simrl.ASSETS / 'quadruped' / 'quadruped.xml'."
+        )
+    try:
+        if path.suffix == ".mjb":
+            return mujoco.MjModel.from_binary_path(str(path))
+        return mujoco.MjModel.from_xml_path(str(path))
+    except ValueError as e:
+        raise ValueError(f"could not compile MJCF '{path}': {e}") from e
+
+
+def check_num_worlds(num_worlds: int) -> int:
+    if isinstance(num_worlds, bool) or not isinstance(num_worlds, (int, np.integer)):
+        raise TypeError(f"num_worlds must be an int, got {num_worlds!r}")
+    if num_worlds <= 0:
+        raise ValueError(f"num_worlds must be >= 1, got {num_worlds}")
+    return int(num_worlds)
+
+
+def name_ids(model: mujoco.MjModel, objtype: mujoco.mjtObj, names: Sequence[str]) -> list[int]:
+    """Ids of named objects; an unknown name raises with the valid names listed."""
+    ids = []
+    for name in names:
+        i = mujoco.mj_name2id(model, objtype, name)
+        if i < 0:
+            count = {
+                mujoco.mjtObj.mjOBJ_BODY: model.nbody,
+                mujoco.mjtObj.mjOBJ_JOINT: model.njnt,
+                mujoco.mjtObj.mjOBJ_GEOM: model.ngeom,
+                mujoco.mjtObj.mjOBJ_SITE: model.nsite,
+                mujoco.mjtObj.mjOBJ_ACTUATOR: model.nu,
+                mujoco.mjtObj.mjOBJ_SENSOR: model.nsensor,
+            }.get(objtype, 0)
+            valid = [mujoco.mj_id2name(model, objtype, j) for j in range(count)]
+            kind = objtype.name.removeprefix("mjOBJ_").lower()
+            raise KeyError(f"no {kind} named '{name}' in the model; valid: {valid}")
+        ids.append(i)
+    return ids
+
+
+def sensor_slice(model: mujoco.MjModel, name: str) -> slice:
+    """The columns of `sensordata` that hold sensor `name`."""
+    (i,) = name_ids(model, mujoco.mjtObj.mjOBJ_SENSOR, [name])
+    adr, dim = int(model.sensor_adr[i]), int(model.sensor_dim[i])
+    return slice(adr, adr + dim)
+
+
+def keyframe_id(model: mujoco.MjModel, keyframe: str | int | None) -> int:
+    """Keyframe index, -1 for the model defaults (qpos0)."""
+    if keyframe is None:
+        return -1
+    if isinstance(keyframe, str):
+        i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe)
+        if i < 0:
+            valid = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_KEY, j) for j in range(model.nkey)]
+            raise KeyError(f"no keyframe named '{keyframe}'; valid: {valid}")
+        return i
+    if not -1 <= keyframe < model.nkey:
+        raise IndexError(f"keyframe {keyframe} out of range: the model has {model.nkey}")
+    return int(keyframe)
+
+
+class Sim(abc.ABC):
+    """`num_worlds` worlds of one model, stepped together. See the module docstring."""
+
+    backend: str
+    model: mujoco.MjModel
+    num_worlds: int
+    device: torch.device
+    dtype: torch.dtype
+    # state views (writable)
+    qpos: torch.Tensor  # (N, nq)
+    qvel: torch.Tensor  # (N, nv)
+    ctrl: torch.Tensor  # (N, nu)
+    qfrc_applied: torch.Tensor  # (N, nv)
+    xfrc_applied: torch.Tensor  # (N, nbody, 6)
+    # derived views (read)
+    xpos: torch.Tensor  # (N, nbody, 3)
+    xquat: torch.Tensor  # (N, nbody, 4) wxyz
+    cvel: torch.Tensor  # (N, nbody, 6) com-based [rot, lin] velocity
+    sensordata: torch.Tensor  # (N, nsensordata)
+    cfrc_ext: torch.Tensor  # (N, nbody, 6) com-based [torque, force] external force
+
+    def __init__(self, model: mujoco.MjModel, num_worlds: int, keyframe: str | int | None):
+        self.model = model
+        self.num_worlds = num_worlds
+        self.keyframe = keyframe_id(model, keyframe)
+        self._init_qpos, self._init_qvel, self._init_ctrl = self._keyframe_state(self.keyframe)
+
+    def _keyframe_state(self, key: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        m = self.model
+        if key < 0:
+            return m.qpos0.copy(), np.zeros(m.nv), np.zeros(m.nu)
+        return m.key_qpos[key].copy(), m.key_qvel[key].copy(), m.key_ctrl[key].copy()
+
+    # --- stepping -----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def step(self, nstep: int = 1) -> None:
+        """Advance every world by `nstep` physics substeps with `ctrl` held."""
+
+    @abc.abstractmethod
+    def forward(self) -> None:
+        """Recompute derived quantities (kinematics, sensors, contacts) at the current state."""
+
+    @abc.abstractmethod
+    def _reset_worlds(self, ids: torch.Tensor) -> None:
+        """Reset worlds `ids` (sorted, unique, on `device`) to the reset keyframe."""
+
+    def reset(
+        self,
+        ids: torch.Tensor | Sequence[int] | None = None,
+        qpos: torch.Tensor | None = None,
+        qvel: torch.Tensor | None = None,
+    ) -> None:
+        """Reset worlds `ids` (all if None) to the keyframe, then to `qpos`/`qvel` if given.
+
+        `qpos: (len(ids), nq)`, `qvel: (len(ids), nv)`. Other worlds are untouched.
+        """
+        if ids is None:
+            ids = torch.arange(self.num_worlds, device=self.device)
+        ids = torch.as_tensor(ids, device=self.device, dtype=torch.long).reshape(-1)
+        if ids.numel() == 0:
+            return
+        self._reset_worlds(ids)
+        if qpos is not None:
+            self.qpos[ids] = torch.as_tensor(qpos, device=self.device, dtype=self.dtype)
+        if qvel is not None:
+            self.qvel[ids] = torch.as_tensor(qvel, device=self.device, dtype=self.dtype)
+        self._after_reset(ids)
+
+    def _after_reset(self, ids: torch.Tensor) -> None:
+        """Bring derived fields of the reset worlds up to date (backend hook)."""
+
+    # --- health -------------------------------------------------------------------------------
+    def unstable(self, max_qvel: float = float("inf")) -> torch.Tensor:
+        """Bool mask (N,) of worlds whose state is non-finite or has |qvel| > `max_qvel`."""
+        bad = ~torch.isfinite(self.qpos).all(dim=1) | ~torch.isfinite(self.qvel).all(dim=1)
+        if max_qvel != float("inf"):
+            bad |= self.qvel.abs().amax(dim=1) > max_qvel
+        return bad
+
+    def check_finite(self) -> None:
+        """Raise SimError naming the worlds whose state is non-finite."""
+        bad = torch.nonzero(self.unstable()).flatten().tolist()
+        if bad:
+            shown = bad[:10] + (["..."] if len(bad) > 10 else [])
+            raise SimError(
+                f"non-finite state in {len(bad)} of {self.num_worlds} worlds: {shown}. "
+                "Reset them with sim.reset(ids) (the env does this automatically), or lower "
+                "the timestep / gains if it keeps happening."
+            )
+
+    # --- per-world parameters -----------------------------------------------------------------
+    @abc.abstractmethod
+    def param(self, name: str) -> torch.Tensor:
+        """A writable per-world view `(N, ...)` of model field `name` (e.g. 'geom_friction').
+
+        After writing a field in SETCONST_FIELDS (body_mass, ...), call `set_const()`.
+        """
+
+    @abc.abstractmethod
+    def set_const(self) -> None:
+        """Recompute the constants derived from per-world mass/inertia edits."""
+
+    def set_param(
+        self, name: str, values: torch.Tensor | float, ids: torch.Tensor | None = None
+    ) -> None:
+        """Write per-world values of model field `name` for worlds `ids` (all if None)."""
+        view = self.param(name)
+        values = torch.as_tensor(values, device=self.device, dtype=view.dtype)
+        if ids is None:
+            view[:] = values
+        else:
+            view[torch.as_tensor(ids, device=self.device, dtype=torch.long)] = values
+        if name in SETCONST_FIELDS:
+            self.set_const()
+
+    # --- names --------------------------------------------------------------------------------
+    def body_ids(self, names: Sequence[str]) -> list[int]:
+        return name_ids(self.model, mujoco.mjtObj.mjOBJ_BODY, names)
+
+    def contact_force(self, body_ids: Sequence[int]) -> torch.Tensor:
+        """World-frame net contact force on each body, (N, len(body_ids), 3).
+
+        Read from `cfrc_ext`, which MuJoCo computes when the model has an acceleration-stage
+        sensor (accelerometer, force, torque, touch); the backends make sure it is computed.
+        """
+        return self.cfrc_ext[:, list(body_ids), 3:6]
+
+    def sensor(self, name: str) -> torch.Tensor:
+        """View `(N, dim)` of sensor `name` in `sensordata`."""
+        return self.sensordata[:, sensor_slice(self.model, name)]
+
+    def get_mjdata(self, world: int, data: mujoco.MjData | None = None) -> mujoco.MjData:
+        """Copy world `world` into a host MjData (e.g. to render it), forwarded."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(backend={self.backend!r}, num_worlds={self.num_worlds}, "
+            f"device={self.device}, nq={self.model.nq}, nv={self.model.nv}, nu={self.model.nu})"
+        )

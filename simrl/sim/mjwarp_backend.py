@@ -1,0 +1,188 @@
+"""GPU backend: MuJoCo Warp. Also runs on Warp's CPU device (slowly) so tests can exercise it.
+
+Tensors are `wp.to_torch` views of the Warp data arrays (float32, zero-copy). On a CUDA device
+the decimated step, `forward` and the masked reset are each captured once as a CUDA graph and
+replayed; replacing a model array (per-world parameters) drops the graphs so they re-capture.
+"""
+
+from __future__ import annotations
+
+import os
+
+import mujoco
+import mujoco_warp as mjw
+import numpy as np
+import torch
+import warp as wp
+
+from simrl.sim.base import Sim, SimError
+
+if not os.environ.get("SIMRL_WARP_VERBOSE"):
+    wp.config.quiet = True  # no banner or per-module compile lines unless asked
+
+# Overflow bits that mean lost contacts or constraints (solver iteration limits are not errors).
+_LOST = (
+    mjw.OverflowType.NEFC
+    | mjw.OverflowType.NJMAX_NNZ
+    | mjw.OverflowType.BROADPHASE
+    | mjw.OverflowType.NARROWPHASE
+    | mjw.OverflowType.CCD
+    | mjw.OverflowType.NVMAX
+)
+
+
+def contact_capacity(model: mujoco.MjModel) -> tuple[int, int]:
+    """(nconmax, njmax) per world, sized so every colliding geom can hold 4 contacts at once.
+
+    Each geom that collides at all may touch several others; 4 contacts per colliding geom
+    covers box-on-plane faces and is generous for spheres and capsules. Each pyramidal contact
+    of condim 3 adds 4 constraint rows (6 for condim 4, 10 for 6); joint limits add one each.
+    """
+    colliding = int(np.count_nonzero((model.geom_contype | model.geom_conaffinity) != 0))
+    nconmax = max(16, 4 * colliding)
+    rows = {1: 1, 3: 4, 4: 6, 6: 10}
+    per_contact = max(rows.get(int(c), 10) for c in model.geom_condim) if model.ngeom else 4
+    njmax = nconmax * per_contact + int(np.count_nonzero(model.jnt_limited)) + model.neq * 6 + 16
+    return nconmax, njmax
+
+
+class WarpSim(Sim):
+    """`num_worlds` worlds in MuJoCo Warp on one Warp device ('cuda:N' or 'cpu')."""
+
+    backend = "mjwarp"
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        num_worlds: int,
+        keyframe: str | int | None = None,
+        device: str = "cuda:0",
+        nconmax: int | None = None,
+        njmax: int | None = None,
+        graphs: bool | None = None,
+        check_overflow: bool = True,
+    ):
+        super().__init__(model, num_worlds, keyframe)
+        self.wp_device = wp.get_device(device)
+        self.device = torch.device("cpu" if self.wp_device.is_cpu else f"cuda:{self.wp_device.ordinal}")
+        self.dtype = torch.float32
+        self.use_graphs = self.wp_device.is_cuda if graphs is None else graphs
+        self.check_overflow = check_overflow
+        default_ncon, default_njmax = contact_capacity(model)
+        self.nconmax = nconmax or default_ncon
+        self.njmax = njmax or default_njmax
+        self._graphs: dict = {}
+
+        mjd = mujoco.MjData(model)
+        if self.keyframe >= 0:
+            mujoco.mj_resetDataKeyframe(model, mjd, self.keyframe)
+        mujoco.mj_forward(model, mjd)
+        with wp.ScopedDevice(self.wp_device):
+            self.m = mjw.put_model(model)
+            self.m.opt.run_rne_postconstraint = True  # fill cfrc_ext for contact forces
+            self.d = mjw.put_data(
+                model, mjd, nworld=num_worlds, nconmax=self.nconmax, njmax=self.njmax
+            )
+            self._reset_mask = wp.zeros(num_worlds, dtype=bool)
+        d = self.d
+        for name in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "act"):
+            setattr(self, name, wp.to_torch(getattr(d, name)))
+        for name in ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext"):
+            setattr(self, name, wp.to_torch(getattr(d, name)))
+        self._overflow = wp.to_torch(d.overflow)
+        self._reset_torch = wp.to_torch(self._reset_mask)
+        self._init = {
+            k: torch.as_tensor(v, dtype=self.dtype, device=self.device)
+            for k, v in zip(("qpos", "qvel", "ctrl"), self._keyframe_state(self.keyframe))
+        }
+        self._params: dict[str, torch.Tensor] = {}
+
+    # --- graph helper ---------------------------------------------------------------------
+    def _run(self, key, fn) -> None:
+        """Run `fn` (Warp launches only), through a captured CUDA graph when enabled.
+
+        The first call runs `fn` once (compiling kernels, allocating outside the capture) and
+        records it; a capture records launches without executing them, so `fn` ran exactly once.
+        """
+        if not self.use_graphs:
+            with wp.ScopedDevice(self.wp_device):
+                fn()
+            return
+        graph = self._graphs.get(key)
+        if graph is None:
+            with wp.ScopedDevice(self.wp_device):
+                fn()
+                with wp.ScopedCapture() as capture:
+                    fn()
+            self._graphs[key] = capture.graph
+            return
+        wp.capture_launch(graph)
+
+    def step(self, nstep: int = 1) -> None:
+        m, d = self.m, self.d
+
+        def substeps():
+            for _ in range(nstep):
+                mjw.step(m, d)
+
+        self._run(("step", nstep), substeps)
+        if self.check_overflow:
+            self._raise_on_overflow()
+
+    def _raise_on_overflow(self) -> None:
+        lost = (self._overflow & int(_LOST)) != 0
+        if bool(lost.any()):  # one host sync per step; disable with check_overflow=False
+            worlds = torch.nonzero(lost).flatten().tolist()
+            bits = mjw.OverflowType(int(self._overflow[worlds[0]]) & int(_LOST))
+            self._overflow.zero_()
+            raise SimError(
+                f"MuJoCo Warp buffer overflow ({bits!r}) in {len(worlds)} worlds "
+                f"{worlds[:10]}: contacts or constraints were dropped. Raise nconmax "
+                f"(now {self.nconmax}) and njmax (now {self.njmax}), e.g. "
+                f"sim.nconmax={2 * self.nconmax} sim.njmax={2 * self.njmax}."
+            )
+
+    def forward(self) -> None:
+        self._run("forward", lambda: mjw.forward(self.m, self.d))
+
+    def _reset_worlds(self, ids: torch.Tensor) -> None:
+        self._reset_torch.zero_()
+        self._reset_torch[ids] = True
+        self._run("reset", lambda: mjw.reset_data(self.m, self.d, reset=self._reset_mask))
+        self.qpos[ids] = self._init["qpos"]
+        self.qvel[ids] = self._init["qvel"]
+        self.ctrl[ids] = self._init["ctrl"]
+        self._overflow[ids] = 0
+
+    def _after_reset(self, ids: torch.Tensor) -> None:
+        self.forward()  # all worlds: Warp has no per-world forward; state is unchanged by it
+
+    # --- per-world parameters -------------------------------------------------------------
+    def param(self, name: str) -> torch.Tensor:
+        if name in self._params:
+            return self._params[name]
+        arr = getattr(self.m, name, None)
+        if not isinstance(arr, wp.array):
+            raise KeyError(f"cannot randomize model field '{name}' per world: not a Model array")
+        n = self.num_worlds
+        if arr.shape[0] != n:
+            host = arr.numpy()
+            if host.shape[0] != 1:
+                raise KeyError(f"model field '{name}' has no per-world leading dim: {arr.shape}")
+            tiled = np.ascontiguousarray(np.repeat(host, n, axis=0))
+            arr = wp.array(tiled, dtype=arr.dtype, device=self.wp_device)
+            setattr(self.m, name, arr)
+            self._graphs.clear()  # captured graphs hold the old array's address
+        view = wp.to_torch(arr)
+        self._params[name] = view
+        return view
+
+    def set_const(self) -> None:
+        with wp.ScopedDevice(self.wp_device):
+            mjw.set_const(self.m, self.d)
+
+    def get_mjdata(self, world: int, data: mujoco.MjData | None = None) -> mujoco.MjData:
+        data = data if data is not None else mujoco.MjData(self.model)
+        mjw.get_data_into(data, self.model, self.d, world_id=int(world))
+        mujoco.mj_forward(self.model, data)
+        return data

@@ -1,0 +1,110 @@
+"""CPU backend: MuJoCo's C engine through `mujoco.batch.Batch`, multi-threaded over worlds.
+
+Every tensor is `torch.from_numpy` over a live Batch view (float64, on the CPU): writing
+`sim.ctrl` writes the batch's state rows, and the views see each step's results in place.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import mujoco
+import mujoco.batch
+import numpy as np
+import torch
+
+from simrl.sim.base import Sim, SimError
+
+# Sensor types whose evaluation makes MuJoCo run mj_rnePostConstraint (fills cfrc_ext).
+_RNE_POST_SENSORS = {
+    mujoco.mjtSensor.mjSENS_ACCELEROMETER,
+    mujoco.mjtSensor.mjSENS_FORCE,
+    mujoco.mjtSensor.mjSENS_TORQUE,
+    mujoco.mjtSensor.mjSENS_FRAMELINACC,
+    mujoco.mjtSensor.mjSENS_FRAMEANGACC,
+}
+
+
+def default_nthread() -> int:
+    """Threads for the batch: all CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class MujocoSim(Sim):
+    """`num_worlds` MjData stepped by `mujoco.batch.Batch` on `nthread` threads."""
+
+    backend = "mujoco"
+
+    def __init__(
+        self,
+        model: mujoco.MjModel,
+        num_worlds: int,
+        keyframe: str | int | None = None,
+        nthread: int = 0,
+    ):
+        model = copy.copy(model)  # we change its flags; leave the caller's model alone
+        # Keep MuJoCo from silently resetting a diverged world: we detect and report it.
+        model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_AUTORESET
+        super().__init__(model, num_worlds, keyframe)
+        self.device = torch.device("cpu")
+        self.dtype = torch.float64
+        self.nthread = nthread or default_nthread()
+        self.batch = mujoco.batch.Batch(model, num_worlds, nthread=self.nthread, persistent=False)
+        b = self.batch
+        for name in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "act"):
+            setattr(self, name, torch.from_numpy(b.bind(name)))
+        for name in ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext"):
+            # derived fields are read-only numpy arrays refreshed in place by every call
+            arr = b.bind(name)
+            arr.flags.writeable = True  # torch.from_numpy needs a writable buffer; we only read
+            setattr(self, name, torch.from_numpy(arr))
+        self._has_rne_post = any(t in _RNE_POST_SENSORS for t in model.sensor_type)
+        self._params: dict[str, torch.Tensor] = {}
+        self.reset()
+
+    def step(self, nstep: int = 1) -> None:
+        try:
+            self.batch.step(nstep=nstep)
+        except mujoco.batch.SimulationError as e:
+            raise SimError(
+                f"MuJoCo failed in worlds {e.ids.tolist()[:10]}: {e}. The other worlds stepped; "
+                "reset the failed ones with sim.reset(ids)."
+            ) from e
+
+    def forward(self) -> None:
+        self.batch.forward()
+
+    def _reset_worlds(self, ids: torch.Tensor) -> None:
+        self.batch.reset(ids.numpy().astype(np.int32), keyframe=self.keyframe, stage=0)
+
+    def _after_reset(self, ids: torch.Tensor) -> None:
+        self.batch.forward(ids.numpy().astype(np.int32))
+
+    def param(self, name: str) -> torch.Tensor:
+        if name not in self._params:
+            try:
+                arr = self.batch.expand(name)
+            except (KeyError, ValueError) as e:
+                raise KeyError(f"cannot randomize model field '{name}' per world: {e}") from e
+            self._params[name] = torch.from_numpy(arr)
+        return self._params[name]
+
+    def set_const(self) -> None:
+        self.batch.set_const()
+
+    def contact_force(self, body_ids):
+        if not self._has_rne_post:
+            raise SimError(
+                "contact forces (cfrc_ext) are only computed by MuJoCo C when the model has an "
+                "accelerometer, force or torque sensor: add e.g. <accelerometer site=.../>"
+            )
+        return super().contact_force(body_ids)
+
+    def get_mjdata(self, world: int, data: mujoco.MjData | None = None) -> mujoco.MjData:
+        data = self.batch.get_data(int(world), data)
+        mujoco.mj_forward(self.batch.get_model(int(world)), data)
+        return data
