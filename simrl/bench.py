@@ -1,0 +1,148 @@
+"""Throughput benchmarks, each quoted as a ratio to a baseline measured in the same run.
+
+    python -m simrl.bench                 # sim layer vs a bare mujoco.batch loop (quadruped)
+    python -m simrl.bench env             # the quadruped task (obs, rewards, resets) vs bare loop
+    python -m simrl.bench --quick         # small sizes, for CI
+
+On a CUDA machine the sim mode also times the mjwarp backend at 1024 / 4096 / 16384 worlds.
+Runs alternate baseline and candidate (A B A B ...) and report the median of each, so machine
+noise hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+
+import mujoco
+import mujoco.batch
+import numpy as np
+import torch
+
+from simrl import ASSETS
+from simrl.sim import make_sim
+from simrl.sim.mujoco_backend import default_nthread
+
+QUADRUPED = ASSETS / "quadruped" / "quadruped.xml"
+DECIMATION = 4
+
+
+def _controls(model: mujoco.MjModel, n: int, steps: int, seed: int = 0) -> np.ndarray:
+    """Bounded random joint targets around the home pose (a plausible, varied gait load)."""
+    rng = np.random.default_rng(seed)
+    home = model.key_ctrl[0] if model.nkey else np.zeros(model.nu)
+    lo, hi = model.actuator_ctrlrange.T
+    return np.clip(home + rng.normal(0, 0.3, size=(steps, n, model.nu)), lo, hi)
+
+
+def bare_batch_loop(model: mujoco.MjModel, n: int, steps: int, nthread: int) -> float:
+    """Env-steps/s of the physical limit: a plain Batch, ctrl written, `step(nstep=4)`."""
+    batch = mujoco.batch.Batch(model, n, nthread=nthread)
+    batch.reset(keyframe=0 if model.nkey else -1)
+    ctrl = batch.bind("ctrl")
+    batch.bind("qpos"), batch.bind("qvel")  # same bound fields as the sim layer reads
+    u = _controls(model, n, steps)
+    t = time.perf_counter()
+    for k in range(steps):
+        ctrl[:] = u[k]
+        batch.step(nstep=DECIMATION)
+    return n * steps / (time.perf_counter() - t)
+
+
+def sim_loop(n: int, steps: int, backend: str, device: str, nthread: int) -> float:
+    """Env-steps/s through simrl.sim: ctrl tensor written, `sim.step(4)`."""
+    kw = {"nthread": nthread} if backend == "mujoco" else {}
+    sim = make_sim(QUADRUPED, n, device=device, backend=backend, keyframe="home", **kw)
+    u = torch.as_tensor(_controls(sim.model, n, steps), dtype=sim.dtype, device=sim.device)
+    sim.step(DECIMATION)  # warm-up (graph capture on CUDA)
+    _sync(sim.device)
+    t = time.perf_counter()
+    for k in range(steps):
+        sim.ctrl[:] = u[k]
+        sim.step(DECIMATION)
+    _sync(sim.device)
+    return n * steps / (time.perf_counter() - t)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _alternate(a, b, repeats: int) -> tuple[float, float]:
+    ra, rb = [], []
+    for _ in range(repeats):
+        ra.append(a())
+        rb.append(b())
+    return statistics.median(ra), statistics.median(rb)
+
+
+def bench_sim(n: int, steps: int, repeats: int, nthread: int) -> dict:
+    model = mujoco.MjModel.from_xml_path(str(QUADRUPED))
+    bare, ours = _alternate(
+        lambda: bare_batch_loop(model, n, steps, nthread),
+        lambda: sim_loop(n, steps, "mujoco", "cpu", nthread),
+        repeats,
+    )
+    return {"num_worlds": n, "bare": bare, "simrl": ours, "ratio": ours / bare}
+
+
+def bench_env(n: int, steps: int, repeats: int, nthread: int) -> dict:
+    import simrl.envs as registry  # noqa: F401  (registers tasks)
+    from simrl.registry import make
+
+    model = mujoco.MjModel.from_xml_path(str(QUADRUPED))
+
+    def env_loop() -> float:
+        env = make("quadruped", num_envs=n, device="cpu", sim={"nthread": nthread})
+        actions = torch.zeros(n, env.num_actions)
+        gen = torch.Generator().manual_seed(0)
+        env.step(actions)
+        t = time.perf_counter()
+        with torch.inference_mode():
+            for _ in range(steps):
+                actions.normal_(0, 0.5, generator=gen)
+                env.step(actions)
+        return n * steps / (time.perf_counter() - t)
+
+    bare, ours = _alternate(lambda: bare_batch_loop(model, n, steps, nthread), env_loop, repeats)
+    return {"num_worlds": n, "bare": bare, "simrl": ours, "ratio": ours / bare}
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m simrl.bench", description=__doc__.split("\n")[0])
+    p.add_argument("mode", nargs="?", default="sim", choices=("sim", "env"))
+    p.add_argument("--num-worlds", type=int, nargs="+", default=None)
+    p.add_argument("--steps", type=int, default=None, help="control steps per timing")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--nthread", type=int, default=0, help="0: all CPUs")
+    p.add_argument("--quick", action="store_true", help="small sizes (CI smoke run)")
+    args = p.parse_args(argv)
+    nthread = args.nthread or default_nthread()
+    sizes = args.num_worlds or ([64] if args.quick else [1024])
+    steps = args.steps or (10 if args.quick else 100)
+    repeats = 1 if args.quick else args.repeats
+
+    print(f"simrl.bench {args.mode}: quadruped, decimation {DECIMATION}, {nthread} threads, "
+          f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
+          f"mujoco {mujoco.__version__}")
+    fn = bench_sim if args.mode == "sim" else bench_env
+    label = "simrl.sim (mujoco)" if args.mode == "sim" else "quadruped task (mujoco)"
+    print(f"{'worlds':>8} {'bare Batch env-steps/s':>24} {label + ' env-steps/s':>36} {'ratio':>7}")
+    for n in sizes:
+        r = fn(n, steps, repeats, nthread)
+        print(f"{n:>8} {r['bare']:>24,.0f} {r['simrl']:>36,.0f} {r['ratio']:>7.3f}")
+
+    if args.mode == "sim" and torch.cuda.is_available():
+        print(f"mjwarp on {torch.cuda.get_device_name(0)}:")
+        for n in [1024, 4096, 16384] if not args.quick else [1024]:
+            sps = sim_loop(n, steps, "mjwarp", "cuda:0", nthread)
+            print(f"{n:>8} mjwarp env-steps/s {sps:>14,.0f}")
+    cmd = "python -m simrl.bench " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
+    print(f"rerun: {cmd.strip()}")
+
+
+if __name__ == "__main__":
+    main()
