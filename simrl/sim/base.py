@@ -4,7 +4,7 @@ A `Sim` holds `num_worlds` copies of one MjModel and exposes their state as torc
 shape `(num_worlds, ...)` that alias the backend's own arrays (no copies). Writes to `ctrl`,
 `qpos`, `qvel`, `qfrc_applied` and `xfrc_applied` are the state the next `step` starts from.
 
-Derived views (`xpos`, `xquat`, `cvel`, `sensordata`, `cfrc_ext`) follow `mj_step`'s convention:
+Derived views (`xpos`, `xquat`, `cvel`, `sensordata`, `cfrc_ext`, `actuator_force`) follow `mj_step`'s convention:
 after `step` they describe the state before the last substep; `forward()` makes them current.
 """
 
@@ -122,6 +122,7 @@ class Sim(abc.ABC):
     cvel: torch.Tensor  # (N, nbody, 6) com-based [rot, lin] velocity
     sensordata: torch.Tensor  # (N, nsensordata)
     cfrc_ext: torch.Tensor  # (N, nbody, 6) com-based [torque, force] external force
+    actuator_force: torch.Tensor  # (N, nu) actuator forces of the last substep
 
     def __init__(self, model: mujoco.MjModel, num_worlds: int, keyframe: str | int | None):
         self.model = model
@@ -141,8 +142,11 @@ class Sim(abc.ABC):
         """Advance every world by `nstep` physics substeps with `ctrl` held."""
 
     @abc.abstractmethod
-    def forward(self) -> None:
-        """Recompute derived quantities (kinematics, sensors, contacts) at the current state."""
+    def forward(self, ids: torch.Tensor | None = None) -> None:
+        """Recompute derived quantities (kinematics, sensors, contacts) at the current state.
+
+        `ids` limits it to those worlds where the backend can (mujoco); mjwarp does all.
+        """
 
     @abc.abstractmethod
     def _reset_worlds(self, ids: torch.Tensor) -> None:
@@ -201,8 +205,8 @@ class Sim(abc.ABC):
         """
 
     @abc.abstractmethod
-    def set_const(self) -> None:
-        """Recompute the constants derived from per-world mass/inertia edits."""
+    def set_const(self, ids: torch.Tensor | None = None) -> None:
+        """Recompute the constants derived from per-world mass/inertia edits (worlds `ids`)."""
 
     def set_param(
         self, name: str, values: torch.Tensor | float, ids: torch.Tensor | None = None
@@ -215,7 +219,7 @@ class Sim(abc.ABC):
         else:
             view[torch.as_tensor(ids, device=self.device, dtype=torch.long)] = values
         if name in SETCONST_FIELDS:
-            self.set_const()
+            self.set_const(ids)
 
     # --- names --------------------------------------------------------------------------------
     def body_ids(self, names: Sequence[str]) -> list[int]:

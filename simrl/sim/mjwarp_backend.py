@@ -80,14 +80,20 @@ class WarpSim(Sim):
         with wp.ScopedDevice(self.wp_device):
             self.m = mjw.put_model(model)
             self.m.opt.run_rne_postconstraint = True  # fill cfrc_ext for contact forces
-            self.d = mjw.put_data(
-                model, mjd, nworld=num_worlds, nconmax=self.nconmax, njmax=self.njmax
-            )
+            try:
+                self.d = mjw.put_data(
+                    model, mjd, nworld=num_worlds, nconmax=self.nconmax, njmax=self.njmax
+                )
+            except ValueError as e:
+                raise SimError(
+                    f"MuJoCo Warp buffers too small for the initial state: {e}. Raise nconmax "
+                    f"(now {self.nconmax}) / njmax (now {self.njmax})."
+                ) from e
             self._reset_mask = wp.zeros(num_worlds, dtype=bool)
         d = self.d
         for name in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "act"):
             setattr(self, name, wp.to_torch(getattr(d, name)))
-        for name in ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext"):
+        for name in ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext", "actuator_force"):
             setattr(self, name, wp.to_torch(getattr(d, name)))
         self._overflow = wp.to_torch(d.overflow)
         self._reset_torch = wp.to_torch(self._reset_mask)
@@ -142,7 +148,7 @@ class WarpSim(Sim):
                 f"sim.nconmax={2 * self.nconmax} sim.njmax={2 * self.njmax}."
             )
 
-    def forward(self) -> None:
+    def forward(self, ids: torch.Tensor | None = None) -> None:
         self._run("forward", lambda: mjw.forward(self.m, self.d))
 
     def _reset_worlds(self, ids: torch.Tensor) -> None:
@@ -177,7 +183,8 @@ class WarpSim(Sim):
         self._params[name] = view
         return view
 
-    def set_const(self) -> None:
+    def set_const(self, ids: torch.Tensor | None = None) -> None:
+        """All worlds (MuJoCo Warp has no per-world set_const); unchanged worlds stay equal."""
         with wp.ScopedDevice(self.wp_device):
             mjw.set_const(self.m, self.d)
 

@@ -57,12 +57,12 @@ class MujocoSim(Sim):
         b = self.batch
         for name in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "act"):
             setattr(self, name, torch.from_numpy(b.bind(name)))
-        for name in ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext"):
+        for name in ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext", "actuator_force"):
             # derived fields are read-only numpy arrays refreshed in place by every call
             arr = b.bind(name)
             arr.flags.writeable = True  # torch.from_numpy needs a writable buffer; we only read
             setattr(self, name, torch.from_numpy(arr))
-        self._has_rne_post = any(t in _RNE_POST_SENSORS for t in model.sensor_type)
+        self._has_rne_post = bool(set(model.sensor_type.tolist()) & {int(t) for t in _RNE_POST_SENSORS})
         self._params: dict[str, torch.Tensor] = {}
         self.reset()
 
@@ -75,14 +75,17 @@ class MujocoSim(Sim):
                 "reset the failed ones with sim.reset(ids)."
             ) from e
 
-    def forward(self) -> None:
-        self.batch.forward()
+    def forward(self, ids: torch.Tensor | None = None) -> None:
+        if ids is None:
+            self.batch.forward()
+        else:
+            self.batch.forward(torch.as_tensor(ids).numpy().astype(np.int32).reshape(-1))
 
     def _reset_worlds(self, ids: torch.Tensor) -> None:
         self.batch.reset(ids.numpy().astype(np.int32), keyframe=self.keyframe, stage=0)
 
     def _after_reset(self, ids: torch.Tensor) -> None:
-        self.batch.forward(ids.numpy().astype(np.int32))
+        self.forward(ids)
 
     def param(self, name: str) -> torch.Tensor:
         if name not in self._params:
@@ -93,8 +96,11 @@ class MujocoSim(Sim):
             self._params[name] = torch.from_numpy(arr)
         return self._params[name]
 
-    def set_const(self) -> None:
-        self.batch.set_const()
+    def set_const(self, ids: torch.Tensor | None = None) -> None:
+        if ids is None:
+            self.batch.set_const()
+        else:
+            self.batch.set_const(torch.as_tensor(ids).numpy().astype(np.int32).reshape(-1))
 
     def contact_force(self, body_ids):
         if not self._has_rne_post:

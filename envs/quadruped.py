@@ -1,0 +1,240 @@
+"""Quadruped velocity tracking on flat ground (the legged_gym / mjlab flat task), top to bottom.
+
+Commands (forward, lateral, yaw rate) are sampled per env and resampled every few seconds, a
+share of them standing still. Actions are joint position offsets around the home pose, held by
+the model's PD position actuators: physics at 200 Hz, control at 50 Hz (decimation 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from simrl.env import EnvBatch, EnvCfg, ObsTerm
+from simrl.math import quat_rotate_inv, yaw_quat
+
+LEGS = ("FR", "FL", "RR", "RL")
+
+
+def _policy_obs() -> list[ObsTerm]:
+    return [
+        ObsTerm("base_lin_vel", scale=2.0, noise=0.2),
+        ObsTerm("base_ang_vel", scale=0.25, noise=0.05),
+        ObsTerm("projected_gravity", noise=0.05),
+        ObsTerm("command"),
+        ObsTerm("joint_pos", noise=0.01),
+        ObsTerm("joint_vel", scale=0.05, noise=0.075),
+        ObsTerm("last_action"),
+    ]
+
+
+def _critic_obs() -> list[ObsTerm]:
+    return [ObsTerm(t.name, t.scale) for t in _policy_obs()] + [ObsTerm("foot_contact")]
+
+
+@dataclass
+class QuadrupedCfg(EnvCfg):
+    model: str = "quadruped/quadruped.xml"
+    keyframe: str | None = "home"
+    decimation: int = 4
+    episode_length_s: float = 20.0
+    action_scale: float = 0.25  # rad of joint target per unit action
+    observations: dict = field(default_factory=lambda: {"policy": _policy_obs(), "critic": _critic_obs()})
+    rewards: dict = field(
+        default_factory=lambda: {
+            "track_lin_vel": 1.0,
+            "track_yaw_rate": 0.5,
+            "lin_vel_z": -2.0,
+            "ang_vel_xy": -0.05,
+            "orientation": -1.0,
+            "torques": -2e-4,
+            "joint_acc": -2.5e-7,
+            "action_rate": -0.01,
+            "joint_limits": -10.0,
+            "non_foot_contact": -1.0,
+            "feet_air_time": 1.0,
+        }
+    )
+    # commands
+    lin_vel_x: tuple[float, float] = (-0.6, 1.2)
+    lin_vel_y: tuple[float, float] = (-0.4, 0.4)
+    yaw_rate: tuple[float, float] = (-1.0, 1.0)
+    standing_share: float = 0.1
+    resample_s: float = 5.0
+    tracking_sigma: float = 0.25
+    air_time_target_s: float = 0.5
+    # terminations
+    max_tilt_cos: float = 0.5  # terminate when the trunk's up axis is tilted past 60 degrees
+    # randomization on reset, and pushes during episodes
+    friction: tuple[float, float] = (0.5, 1.25)
+    added_trunk_mass: tuple[float, float] = (-1.0, 2.0)
+    joint_pos_scale: tuple[float, float] = (0.5, 1.5)
+    push_interval_s: float = 8.0
+    push_vel: float = 1.0
+
+
+class QuadrupedEnv(EnvBatch):
+    task_name = "quadruped"
+    cfg: QuadrupedCfg
+
+    def setup(self) -> None:
+        m, n, dev = self.model, self.num_envs, self.device
+        f32 = dict(device=dev, dtype=torch.float32)
+        self.default_joint_pos = torch.as_tensor(m.key_qpos[0, 7:], **f32)
+        lo, hi = torch.as_tensor(m.jnt_range[1:], **f32).T
+        mid, half = (lo + hi) / 2, (hi - lo) / 2
+        self.soft_lo, self.soft_hi = mid - 0.9 * half, mid + 0.9 * half
+        self.feet = self.sim.body_ids([f"{leg}_calf" for leg in LEGS])
+        self.thighs = self.sim.body_ids([f"{leg}_thigh" for leg in LEGS])
+        self.trunk = self.sim.body_ids(["trunk"])[0]
+        self.commands = torch.zeros(n, 3, **f32)
+        self.air_time = torch.zeros(n, len(LEGS), **f32)
+        self.last_joint_vel = torch.zeros(n, m.nu, **f32)
+        self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
+        self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))
+        self.push_steps = max(1, round(self.cfg.push_interval_s / self.dt))
+        self.base_mass = self.sim.param("body_mass")[:, self.trunk].clone()
+        self.refresh()
+
+    # --- state, read once per step from the sim views (float32) ------------------------------
+    def refresh(self) -> None:
+        qpos, qvel = self.sim.qpos.float(), self.sim.qvel.float()
+        self.base_quat = qpos[:, 3:7]
+        self.base_lin_vel_b = quat_rotate_inv(self.base_quat, qvel[:, 0:3])
+        self.base_ang_vel_b = qvel[:, 3:6]  # free joint angular velocity is in the body frame
+        self.gravity_b = quat_rotate_inv(self.base_quat, self.gravity_w)
+        self.joint_pos = qpos[:, 7:]
+        self.joint_vel = qvel[:, 6:]
+        self.foot_force = self.sim.contact_force(self.feet).float()
+        self.contact = self.foot_force.norm(dim=-1) > 1.0
+
+    def apply_actions(self, actions: torch.Tensor) -> None:
+        self.last_joint_vel.copy_(self.sim.qvel[:, 6:])
+        self.sim.ctrl[:] = self.default_joint_pos + self.cfg.action_scale * actions
+
+    def update(self) -> None:
+        self.refresh()
+        first_contact = (self.air_time > 0) & self.contact
+        self.first_contact = first_contact
+        self.air_time_on_landing = self.air_time * first_contact
+        self.air_time = (self.air_time + self.dt) * ~self.contact
+        step = self.episode_length_buf
+        resample = (step % self.resample_steps == 0).nonzero().flatten()
+        if resample.numel():
+            self._sample_commands(resample)
+        push = ((step % self.push_steps == 0) & (step > 0)).nonzero().flatten()
+        if push.numel() and self.cfg.push_vel > 0:
+            v = self.cfg.push_vel
+            self.sim.qvel[push, 0:2] += self.uniform((push.numel(), 2), -v, v).to(self.sim.dtype)
+
+    def terminated(self) -> torch.Tensor:
+        trunk_contact = self.sim.contact_force([self.trunk])[:, 0].norm(dim=-1) > 1.0
+        tilted = self.gravity_b[:, 2] > -self.cfg.max_tilt_cos
+        return trunk_contact | tilted
+
+    def reset_envs(self, ids: torch.Tensor) -> None:
+        k, cfg, sim = ids.numel(), self.cfg, self.sim
+        qpos = sim.qpos[ids].clone()
+        yaw = self.uniform((k,), -3.14159, 3.14159)
+        qpos[:, 3:7] = yaw_quat(yaw).to(sim.dtype)
+        qpos[:, 7:] = (self.default_joint_pos * self.uniform((k, 1), *cfg.joint_pos_scale)).to(sim.dtype)
+        qvel = torch.zeros(k, self.model.nv, device=self.device, dtype=sim.dtype)
+        qvel[:, :6] = self.uniform((k, 6), -0.5, 0.5).to(sim.dtype)
+        sim.qpos[ids] = qpos
+        sim.qvel[ids] = qvel
+        sim.ctrl[ids] = self.default_joint_pos.to(sim.dtype)
+        # domain randomization: friction of every geom (contacts take the larger), trunk mass
+        friction = sim.param("geom_friction")
+        friction[ids, :, 0] = self.uniform((k, 1), *cfg.friction).to(friction.dtype)
+        mass = sim.param("body_mass")
+        mass[ids, self.trunk] = (self.base_mass[ids] + self.uniform((k,), *cfg.added_trunk_mass)).to(mass.dtype)
+        sim.set_const(ids)
+        self.air_time[ids] = 0.0
+        self.last_joint_vel[ids] = 0.0
+        self._sample_commands(ids)
+
+    def _sample_commands(self, ids: torch.Tensor) -> None:
+        k, cfg = ids.numel(), self.cfg
+        cmd = torch.stack(
+            [self.uniform((k,), *cfg.lin_vel_x), self.uniform((k,), *cfg.lin_vel_y),
+             self.uniform((k,), *cfg.yaw_rate)], dim=1,
+        )
+        still = self.uniform((k, 1), 0.0, 1.0) < cfg.standing_share
+        self.commands[ids] = cmd * ~still
+
+    def set_commands(self, lin_vel_x: float, lin_vel_y: float = 0.0, yaw_rate: float = 0.0) -> None:
+        """Fix every env's command (evaluation); disables resampling."""
+        self.commands[:] = torch.tensor([lin_vel_x, lin_vel_y, yaw_rate], device=self.device)
+        self.resample_steps = 10**9
+
+
+# --- observation terms: f(env) -> (N, d) -------------------------------------------------------
+OBS = {
+    "base_lin_vel": lambda env: env.base_lin_vel_b,
+    "base_ang_vel": lambda env: env.base_ang_vel_b,
+    "projected_gravity": lambda env: env.gravity_b,
+    "command": lambda env: env.commands * torch.tensor([2.0, 2.0, 0.25], device=env.device),
+    "joint_pos": lambda env: env.joint_pos - env.default_joint_pos,
+    "joint_vel": lambda env: env.joint_vel,
+    "last_action": lambda env: env.actions,
+    "foot_contact": lambda env: env.contact.float(),
+}
+
+
+# --- reward terms: f(env) -> (N,), weighted by name from the config ----------------------------
+def track_lin_vel(env: QuadrupedEnv) -> torch.Tensor:
+    err = (env.commands[:, :2] - env.base_lin_vel_b[:, :2]).square().sum(dim=1)
+    return torch.exp(-err / env.cfg.tracking_sigma)
+
+
+def track_yaw_rate(env: QuadrupedEnv) -> torch.Tensor:
+    err = (env.commands[:, 2] - env.base_ang_vel_b[:, 2]).square()
+    return torch.exp(-err / env.cfg.tracking_sigma)
+
+
+def lin_vel_z(env: QuadrupedEnv) -> torch.Tensor:
+    return env.base_lin_vel_b[:, 2].square()
+
+
+def ang_vel_xy(env: QuadrupedEnv) -> torch.Tensor:
+    return env.base_ang_vel_b[:, :2].square().sum(dim=1)
+
+
+def orientation(env: QuadrupedEnv) -> torch.Tensor:
+    return env.gravity_b[:, :2].square().sum(dim=1)
+
+
+def torques(env: QuadrupedEnv) -> torch.Tensor:
+    return env.sim.actuator_force.float().square().sum(dim=1)
+
+
+def joint_acc(env: QuadrupedEnv) -> torch.Tensor:
+    return ((env.joint_vel - env.last_joint_vel) / env.dt).square().sum(dim=1)
+
+
+def action_rate(env: QuadrupedEnv) -> torch.Tensor:
+    return (env.actions - env.last_actions).square().sum(dim=1)
+
+
+def joint_limits(env: QuadrupedEnv) -> torch.Tensor:
+    q = env.joint_pos
+    return ((env.soft_lo - q).clamp(min=0) + (q - env.soft_hi).clamp(min=0)).sum(dim=1)
+
+
+def non_foot_contact(env: QuadrupedEnv) -> torch.Tensor:
+    return (env.sim.contact_force(env.thighs).norm(dim=-1) > 0.1).float().sum(dim=1)
+
+
+def feet_air_time(env: QuadrupedEnv) -> torch.Tensor:
+    """Reward steps that land after a long enough swing; only while asked to move."""
+    landed = ((env.air_time_on_landing - env.cfg.air_time_target_s) * env.first_contact).sum(dim=1)
+    return landed * (env.commands[:, :2].norm(dim=1) > 0.1)
+
+
+QuadrupedEnv.OBS_TERMS = OBS
+QuadrupedEnv.REWARD_TERMS = {
+    f.__name__: f
+    for f in (track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,
+              joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time)
+}

@@ -1,0 +1,1 @@
+"""Learning: rsl-rl PPO glue, checkpoints, the train/play apps' logic."""

@@ -1,0 +1,242 @@
+"""PPO training over an env batch: rsl-rl's algorithm, simrl's loop, logs and checkpoints.
+
+rsl-rl's `OnPolicyRunner` builds the actor, critic, storage and PPO from the agent config; this
+loop drives them (as `OnPolicyRunner.learn` does) so that the console shows one progress bar,
+metrics land in TensorBoard and `metrics.csv`, checkpoints are written atomically, and Ctrl-C or
+SIGTERM ends the run with a final checkpoint instead of losing it.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import copy
+import csv
+import io
+import os
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from rsl_rl.runners import OnPolicyRunner
+
+from simrl.env import EnvBatch
+
+CKPT_RE = re.compile(r"model_(\d+)\.pt$")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used here: missing, corrupt, or for another task/shape."""
+
+
+def latest_checkpoint(path: str | Path) -> Path:
+    """`path` itself if a file, else the run dir's model_<highest iteration>.pt."""
+    path = Path(path).expanduser()
+    if path.is_file():
+        return path
+    if not path.is_dir():
+        raise CheckpointError(f"no checkpoint or run dir at '{path}'")
+    ckpts = sorted(
+        (int(m.group(1)), p) for p in path.glob("model_*.pt") if (m := CKPT_RE.search(p.name))
+    )
+    if not ckpts:
+        raise CheckpointError(
+            f"run dir '{path}' holds no checkpoint (model_<iteration>.pt); pass a run dir that "
+            "trained for at least one iteration, or a checkpoint file"
+        )
+    return ckpts[-1][1]
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:
+    path = latest_checkpoint(path)
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as e:  # torch raises many types for a truncated or foreign file
+        raise CheckpointError(f"could not read checkpoint '{path}' ({type(e).__name__}: {e})") from e
+    if not isinstance(ckpt, dict) or "actor_state_dict" not in ckpt:
+        raise CheckpointError(f"'{path}' is not an rsl-rl/simrl checkpoint (no actor_state_dict)")
+    ckpt["path"] = str(path)
+    return ckpt
+
+
+def env_signature(env: EnvBatch) -> dict[str, Any]:
+    """What a checkpoint must match to drive this env: task, observation sizes, action size."""
+    return {
+        "task": env.task_name,
+        "obs_dims": {g: int(b.shape[1]) for g, b in env._obs_buf.items()},
+        "num_actions": env.num_actions,
+    }
+
+
+def check_compatible(ckpt: dict, env: EnvBatch) -> None:
+    want = env_signature(env)
+    got = (ckpt.get("infos") or {}).get("env")
+    if got is None:
+        return  # a plain rsl-rl checkpoint: the state-dict load will check the shapes
+    if got["task"] != want["task"]:
+        raise CheckpointError(
+            f"checkpoint '{ckpt['path']}' was trained on task '{got['task']}', "
+            f"not '{want['task']}': pass task={got['task']} or another checkpoint"
+        )
+    if got["obs_dims"] != want["obs_dims"] or got["num_actions"] != want["num_actions"]:
+        raise CheckpointError(
+            f"checkpoint '{ckpt['path']}' expects observations {got['obs_dims']} and "
+            f"{got['num_actions']} actions; this env has {want['obs_dims']} and "
+            f"{want['num_actions']}: the task config differs from the one it was trained with"
+        )
+
+
+class Trainer:
+    """Owns the rsl-rl runner for one env batch; `learn` runs iterations, `save`/`load` ckpts."""
+
+    def __init__(
+        self,
+        env: EnvBatch,
+        agent_cfg: dict,
+        run_dir: str | Path | None = None,
+        infos: dict | None = None,
+    ):
+        self.env = env
+        self.venv = env.rsl_rl()
+        self.agent_cfg = copy.deepcopy(agent_cfg)
+        with contextlib.redirect_stdout(io.StringIO()):  # rsl-rl prints the whole networks
+            self.runner = OnPolicyRunner(
+                self.venv, copy.deepcopy(agent_cfg), log_dir=None, device=str(env.device)
+            )
+        self.alg = self.runner.alg
+        self.run_dir = Path(run_dir) if run_dir else None
+        self.infos = {"env": env_signature(env), **(infos or {})}
+        self.iteration = 0  # iterations completed
+        self.writer = None
+        self.history: list[dict[str, float]] = []
+        self._stop = False
+        self._is_rank0 = int(os.environ.get("RANK", "0")) == 0
+
+    # --- checkpoints ----------------------------------------------------------------------
+    def save(self, path: str | Path | None = None) -> Path:
+        path = Path(path) if path else self.run_dir / f"model_{self.iteration}.pt"
+        state = self.alg.save()
+        state["iter"] = self.iteration
+        state["infos"] = self.infos
+        tmp = path.with_name(path.name + ".tmp")
+        torch.save(state, tmp)
+        os.replace(tmp, path)  # atomic: a crash mid-write never leaves a corrupt checkpoint
+        return path
+
+    def load(self, path: str | Path) -> dict:
+        ckpt = load_checkpoint(path, map_location=self.env.device)
+        check_compatible(ckpt, self.env)
+        try:
+            self.alg.load(ckpt, None, strict=True)
+        except RuntimeError as e:
+            raise CheckpointError(f"checkpoint '{ckpt['path']}' does not fit this network: {e}") from e
+        self.iteration = int(ckpt.get("iter", 0))
+        return ckpt
+
+    # --- the loop -------------------------------------------------------------------------
+    def _on_signal(self, signum, frame) -> None:
+        if self._stop:  # second signal: give up at once
+            raise KeyboardInterrupt
+        self._stop = True
+        print(f"\nsimrl: {signal.Signals(signum).name} received: finishing the iteration, "
+              "then saving a final checkpoint (send again to abort)")
+
+    def learn(self, iterations: int, progress: bool = True) -> list[dict[str, float]]:
+        """Run `iterations` PPO iterations; returns one metrics dict per iteration."""
+        from tqdm import tqdm
+
+        env, venv, alg = self.env, self.venv, self.alg
+        n_steps = self.agent_cfg["num_steps_per_env"]
+        save_interval = self.agent_cfg.get("save_interval", 50)
+        writing = self.run_dir is not None and self._is_rank0
+        if writing:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            if self.writer is None:
+                from torch.utils.tensorboard import SummaryWriter
+
+                self.writer = SummaryWriter(str(self.run_dir), flush_secs=10)
+        old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        ret = torch.zeros(env.num_envs, device=env.device)
+        length = torch.zeros(env.num_envs, device=env.device)
+        returns, lengths = collections.deque(maxlen=200), collections.deque(maxlen=200)
+        obs = venv.get_observations()
+        alg.train_mode()
+        start = self.iteration
+        bar = tqdm(range(start, start + iterations), disable=not progress or not self._is_rank0,
+                   desc=f"train {env.task_name}", unit="it", dynamic_ncols=True)
+        try:
+            for it in bar:
+                t0 = time.perf_counter()
+                ep_logs = collections.defaultdict(list)
+                with torch.inference_mode():
+                    for _ in range(n_steps):
+                        actions = alg.act(obs)
+                        obs, rew, dones, extras = venv.step(actions)
+                        alg.process_env_step(obs, rew, dones, extras)
+                        ret += rew
+                        length += 1
+                        done_ids = dones.nonzero().flatten()
+                        if done_ids.numel():
+                            returns.extend(ret[done_ids].tolist())
+                            lengths.extend(length[done_ids].tolist())
+                            ret[done_ids] = 0
+                            length[done_ids] = 0
+                        for k, v in extras.get("log", {}).items():
+                            ep_logs[k].append(float(v))
+                    t_collect = time.perf_counter() - t0
+                    alg.compute_returns(obs)
+                losses = alg.update()
+                t_iter = time.perf_counter() - t0
+                self.iteration = it + 1
+                m = {
+                    "iteration": self.iteration,
+                    "env_steps": self.iteration * n_steps * env.num_envs,
+                    "steps_per_s": n_steps * env.num_envs / t_iter,
+                    "collect_s": t_collect,
+                    "learn_s": t_iter - t_collect,
+                    "mean_reward": sum(returns) / len(returns) if returns else float("nan"),
+                    "mean_episode_length": sum(lengths) / len(lengths) if lengths else float("nan"),
+                    "action_std": float(alg.get_policy().output_std.detach().mean()),
+                    **{f"Loss/{k}": float(v) for k, v in losses.items()},
+                    **{k: sum(v) / len(v) for k, v in ep_logs.items()},
+                }
+                self.history.append(m)
+                bar.set_postfix(
+                    steps_s=f"{m['steps_per_s']:,.0f}", rew=f"{m['mean_reward']:.2f}",
+                    ep_len=f"{m['mean_episode_length']:.0f}", refresh=False,
+                )
+                if writing:
+                    self._log(m)
+                    if self.iteration % save_interval == 0:
+                        self.save()
+                if self._stop:
+                    break
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+            bar.close()
+            if writing:
+                path = self.save()
+                print(f"simrl: saved {path}")
+                self.writer.flush()
+        return self.history
+
+    def _log(self, m: dict[str, float]) -> None:
+        it = m["iteration"]
+        for k, v in m.items():
+            if k != "iteration":
+                self.writer.add_scalar(k if "/" in k else f"Train/{k}", v, it)
+        csv_path = self.run_dir / "metrics.csv"
+        new = not csv_path.exists()
+        with open(csv_path, "a", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(m), extrasaction="ignore")
+            if new:
+                w.writeheader()
+            w.writerow(m)
+
+    def policy(self):
+        """The deterministic inference policy: obs TensorDict -> actions."""
+        return self.runner.get_inference_policy(device=str(self.env.device))

@@ -1,0 +1,128 @@
+"""The mjwarp backend on Warp's CPU device: agreement with mj_step, resets, params, overflow.
+
+Warp compiles its kernels on first use (tens of seconds, cached in ~/.cache/warp), so the sims
+are module-scoped fixtures.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+import torch
+
+from simrl import ASSETS
+from simrl.sim import SimError, make_sim
+
+pytestmark = pytest.mark.mjwarp
+
+PENDULUM = ASSETS / "pendulum" / "pendulum.xml"
+QUADRUPED = ASSETS / "quadruped" / "quadruped.xml"
+N = 4
+
+
+@pytest.fixture(scope="module")
+def quad():
+    return make_sim(QUADRUPED, N, device="cpu", backend="mjwarp", keyframe="home")
+
+
+@pytest.fixture(scope="module")
+def pend():
+    return make_sim(PENDULUM, N, device="cpu", backend="mjwarp")
+
+
+def _mj_reference(path, qpos0, qvel0, ctrl, steps, key=None):
+    model = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(model)
+    if key is not None:
+        mujoco.mj_resetDataKeyframe(model, data, 0)
+    data.qpos[:], data.qvel[:], data.ctrl[:] = qpos0, qvel0, ctrl
+    traj = []
+    for _ in range(steps):
+        mujoco.mj_step(model, data)
+        traj.append(data.qpos.copy())
+    return np.asarray(traj)
+
+
+def test_pendulum_matches_mj_step(pend):
+    pend.reset()
+    pend.qpos[:, 0] = torch.tensor([0.0, 0.3, 0.6, 1.0])
+    pend.ctrl[:, 0] = torch.tensor([0.0, 0.5, -0.5, 1.0])
+    got = []
+    for _ in range(100):
+        pend.step()
+        got.append(pend.qpos.numpy().copy())
+    got = np.asarray(got)
+    for w in range(N):
+        want = _mj_reference(
+            PENDULUM, got[0, w] * 0 + [0.0, 0.3, 0.6, 1.0][w], [0.0],
+            [[0.0, 0.5, -0.5, 1.0][w]], 100,
+        )
+        # float32 vs float64 over 100 steps of 10 ms: stated tolerance 1e-4 rad
+        np.testing.assert_allclose(got[:, w], want, atol=1e-4)
+
+
+def test_quadruped_standing_matches_mj_step(quad):
+    quad.reset()
+    home_ctrl = torch.from_numpy(quad.model.key_ctrl[0]).float()
+    quad.ctrl[:] = home_ctrl
+    got = []
+    for _ in range(100):
+        quad.step()
+        got.append(quad.qpos.numpy().copy())
+    got = np.asarray(got)
+    m = quad.model
+    want = _mj_reference(QUADRUPED, m.key_qpos[0], m.key_qvel[0], m.key_ctrl[0], 100, key="home")
+    # contact-rich, float32, different solver arithmetic: stated tolerance 2 mm / 0.02 rad
+    np.testing.assert_allclose(got[:, 0], want, atol=2e-2)
+    np.testing.assert_allclose(got[:, 0, :3], want[:, :3], atol=2e-3)
+    assert np.ptp(got[-1], axis=0).max() < 1e-5  # identical worlds stay identical
+
+
+def test_zero_copy_and_ctrl_moves_only_that_world(pend):
+    pend.reset()
+    assert pend.qpos.data_ptr() == pend.d.qpos.ptr
+    assert pend.ctrl.data_ptr() == pend.d.ctrl.ptr
+    pend.ctrl[2, 0] = 2.0
+    pend.step(20)
+    q = pend.qpos[:, 0]
+    assert float(q[2]) > 0.01 and float(q[0]) == 0.0 and float(q[3]) == 0.0
+    assert float(pend.d.qpos.numpy()[2, 0]) == float(q[2])
+
+
+def test_reset_subset_and_per_world_mass(pend):
+    pend.reset()
+    pend.qpos[:, 0] = 0.5
+    mass = pend.param("body_mass")
+    assert mass.shape == (N, pend.model.nbody)
+    pend.set_param("body_mass", 3.0, ids=[1])
+    pend.step(30)
+    q = pend.qpos[:, 0].clone()
+    assert q[0] == q[2] == q[3]
+    assert abs(float(q[1] - q[0])) > 1e-4  # heavier pendulum, less relative damping
+    pend.reset(torch.tensor([0, 3]))
+    assert pend.qpos[0, 0] == 0.0 and pend.qpos[3, 0] == 0.0
+    assert pend.qpos[1, 0] == q[1] and pend.qpos[2, 0] == q[2]
+    pend.set_param("body_mass", float(pend.model.body_mass[1]), ids=[1])
+
+
+def test_nonfinite_world_detected(quad):
+    quad.reset()
+    quad.qvel[1, 6] = float("nan")
+    quad.step(2)
+    bad = quad.unstable()
+    assert bool(bad[1])
+    assert torch.isfinite(quad.qpos[[0, 2, 3]]).all()
+    quad.reset([1])
+    assert not quad.unstable().any()
+
+
+def test_contact_overflow_is_reported():
+    # the default pose holds the robot just above the floor (no contacts); falling, its four
+    # feet land: more contacts than the 2 allowed must raise, naming the setting to raise
+    sim = make_sim(QUADRUPED, 2, device="cpu", backend="mjwarp", nconmax=2, njmax=16)
+    with pytest.raises(SimError, match="Raise nconmax"):
+        for _ in range(50):
+            sim.step(2)
+    with pytest.raises(SimError, match="too small for the initial state"):
+        make_sim(QUADRUPED, 2, device="cpu", backend="mjwarp", keyframe="home", nconmax=1)
