@@ -22,7 +22,7 @@ def _policy_obs() -> list[ObsTerm]:
         ObsTerm("base_lin_vel", scale=2.0, noise=0.2),
         ObsTerm("base_ang_vel", scale=0.25, noise=0.05),
         ObsTerm("projected_gravity", noise=0.05),
-        ObsTerm("command"),
+        ObsTerm("command", scale=[2.0, 2.0, 0.25]),
         ObsTerm("joint_pos", noise=0.01),
         ObsTerm("joint_vel", scale=0.05, noise=0.075),
         ObsTerm("last_action"),
@@ -40,9 +40,11 @@ class QuadrupedCfg(EnvCfg):
     decimation: int = 4
     episode_length_s: float = 20.0
     action_scale: float = 0.25  # rad of joint target per unit action
+    only_positive_rewards: bool = True
     observations: dict = field(default_factory=lambda: {"policy": _policy_obs(), "critic": _critic_obs()})
     rewards: dict = field(
         default_factory=lambda: {
+            # legged_gym's flat-terrain weights (A1), multiplied by the control dt at run time
             "track_lin_vel": 1.0,
             "track_yaw_rate": 0.5,
             "lin_vel_z": -2.0,
@@ -82,6 +84,7 @@ class QuadrupedEnv(EnvBatch):
         m, n, dev = self.model, self.num_envs, self.device
         f32 = dict(device=dev, dtype=torch.float32)
         self.default_joint_pos = torch.as_tensor(m.key_qpos[0, 7:], **f32)
+        self.action_offset = self.default_joint_pos
         lo, hi = torch.as_tensor(m.jnt_range[1:], **f32).T
         mid, half = (lo + hi) / 2, (hi - lo) / 2
         self.soft_lo, self.soft_hi = mid - 0.9 * half, mid + 0.9 * half
@@ -111,7 +114,7 @@ class QuadrupedEnv(EnvBatch):
 
     def apply_actions(self, actions: torch.Tensor) -> None:
         self.last_joint_vel.copy_(self.sim.qvel[:, 6:])
-        self.sim.ctrl[:] = self.default_joint_pos + self.cfg.action_scale * actions
+        super().apply_actions(actions)  # ctrl = home pose + action_scale * actions
 
     def update(self) -> None:
         self.refresh()
@@ -174,7 +177,7 @@ OBS = {
     "base_lin_vel": lambda env: env.base_lin_vel_b,
     "base_ang_vel": lambda env: env.base_ang_vel_b,
     "projected_gravity": lambda env: env.gravity_b,
-    "command": lambda env: env.commands * torch.tensor([2.0, 2.0, 0.25], device=env.device),
+    "command": lambda env: env.commands,
     "joint_pos": lambda env: env.joint_pos - env.default_joint_pos,
     "joint_vel": lambda env: env.joint_vel,
     "last_action": lambda env: env.actions,

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
+import mujoco
 import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
@@ -39,7 +40,7 @@ class ObsTerm:
     """One observation term: `fn(env)` scaled, noised (uniform ±noise, after scaling), clipped."""
 
     name: str
-    scale: float = 1.0
+    scale: float | list[float] = 1.0  # one factor, or one per column of the term
     noise: float = 0.0
 
 
@@ -55,6 +56,9 @@ class EnvCfg:
     action_clip: float = 100.0
     obs_clip: float = 100.0
     max_qvel: float = 1000.0  # a world faster than this (or non-finite) is reset as unstable
+    obs_noise: bool = True  # add each term's configured noise (off for evaluation and parity)
+    only_positive_rewards: bool = False  # clip each step's total at 0 (legged_gym): no incentive
+    # to end an episode early just to stop paying penalties
     observations: dict[str, list[ObsTerm]] = field(default_factory=dict)
     rewards: dict[str, float] = field(default_factory=dict)
 
@@ -127,6 +131,7 @@ class EnvBatch(gym.vector.VectorEnv):
         self.time_out_buf = torch.zeros_like(self.terminated_buf)
         self.episode_sums = {k: torch.zeros(n, **f32) for k in cfg.rewards}
         self.unstable_count = 0
+        self.action_offset = torch.zeros(self.num_actions, **f32)  # ctrl = offset + scale * a
         self.setup()
 
         # observation layout: computed once from the terms; export/deploy read the same data
@@ -139,7 +144,10 @@ class EnvBatch(gym.vector.VectorEnv):
             layout = []
             for t in terms:
                 d = int(self.OBS_TERMS[t.name](self).shape[1])
-                layout.append((t.name, slice(start, start + d), t.scale, t.noise))
+                scale = t.scale if isinstance(t.scale, (int, float)) else list(t.scale)
+                if isinstance(scale, list) and len(scale) != d:
+                    raise ValueError(f"obs term '{t.name}' has {d} columns but {len(scale)} scales")
+                layout.append((t.name, slice(start, start + d), scale, t.noise))
                 start += d
             self.obs_layout[group] = layout
             self._obs_buf[group] = torch.zeros(n, start, **f32)
@@ -163,7 +171,23 @@ class EnvBatch(gym.vector.VectorEnv):
 
     def apply_actions(self, actions: torch.Tensor) -> None:
         """Write `actions` (N, num_actions), clipped, into `sim.ctrl`."""
-        self.sim.ctrl[:] = actions * self.cfg.action_scale
+        self.sim.ctrl[:] = self.action_offset + self.cfg.action_scale * actions
+
+    def action_spec(self) -> dict[str, Any]:
+        """How actions become actuator commands, as plain data (export and deploy read it)."""
+        m = self.model
+        joint = mujoco.mjtObj.mjOBJ_JOINT
+        return {
+            "scale": float(self.cfg.action_scale),
+            "offset": self.action_offset.tolist(),
+            "clip": float(self.cfg.action_clip),
+            "actuator_names": [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(m.nu)],
+            "joint_names": [mujoco.mj_id2name(m, joint, int(m.actuator_trnid[i, 0])) for i in range(m.nu)],
+            "kp": m.actuator_gainprm[:, 0].tolist(),
+            "kd": (-m.actuator_biasprm[:, 2]).tolist(),
+            "torque_limit": np.abs(m.actuator_forcerange).max(axis=1).tolist(),
+            "ctrl_range": m.actuator_ctrlrange.tolist(),
+        }
 
     def refresh(self) -> None:
         """Re-read task state from the sim views (after physics and after resets)."""
@@ -230,18 +254,35 @@ class EnvBatch(gym.vector.VectorEnv):
                 value = torch.where(unstable, 0.0, torch.nan_to_num(value))
             self.reward_buf += value
             self.episode_sums[name] += value
+        if self.cfg.only_positive_rewards:
+            self.reward_buf.clamp_(min=0.0)
 
     def compute_observations(self) -> dict[str, torch.Tensor]:
         clip = self.cfg.obs_clip
         for group, layout in self.obs_layout.items():
-            buf = self._obs_buf[group]
+            # a fresh buffer each step: rsl-rl keeps a reference to the observation it acted on
+            # until the transition is stored after the next env step, so writing in place would
+            # silently record o_{t+1} as o_t
+            buf = torch.empty_like(self._obs_buf[group])
+            self._obs_buf[group] = buf
             for name, sl, scale, noise in layout:
-                value = self.OBS_TERMS[name](self) * scale
-                if noise:
+                value = self.OBS_TERMS[name](self)
+                if isinstance(scale, list):
+                    value = value * self._scale_tensor(scale)
+                elif scale != 1.0:
+                    value = value * scale
+                if noise and self.cfg.obs_noise:
                     value = value + (torch.rand(value.shape, generator=self.gen, device=self.device) * 2 - 1) * noise
                 buf[:, sl] = value
             torch.nan_to_num_(buf, nan=0.0, posinf=clip, neginf=-clip).clamp_(-clip, clip)
         return self._obs_buf
+
+    def _scale_tensor(self, scale: list[float]) -> torch.Tensor:
+        key = tuple(scale)
+        cache = self.__dict__.setdefault("_scales", {})
+        if key not in cache:
+            cache[key] = torch.tensor(scale, device=self.device, dtype=torch.float32)
+        return cache[key]
 
     def _episode_log(self, ids: torch.Tensor) -> dict[str, float]:
         log = {}

@@ -31,7 +31,8 @@ def _per_device(value: Any, kind: str) -> Any:
 def build_env(cfg: DictConfig, num_envs: int | None = None, seed: int | None = None):
     device = resolve_device(cfg.device)
     kind = "cuda" if device.type == "cuda" else "cpu"
-    n = num_envs or cfg.num_envs or _per_device(cfg.task.num_envs, kind)
+    n = num_envs if num_envs is not None else cfg.num_envs
+    n = _per_device(cfg.task.num_envs, kind) if n is None else n
     sim_kwargs = {k: v for k, v in OmegaConf.to_container(cfg.sim.kwargs).items() if v is not None}
     env = make(
         cfg.task.name, num_envs=int(n), device=str(device), backend=cfg.sim.backend,
@@ -46,7 +47,9 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     run_dir = Path(run_dir)
     seed_everything(cfg.seed)
     env, kind = build_env(cfg)
-    iterations = cfg.max_iterations or _per_device(cfg.task.max_iterations, kind)
+    iterations = cfg.max_iterations
+    if iterations is None:
+        iterations = _per_device(cfg.task.max_iterations, kind)
     agent = OmegaConf.to_container(cfg.agent, resolve=True)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
@@ -83,3 +86,114 @@ def run_dir_config(path: str | Path) -> DictConfig:
     if "config" not in infos:
         raise FileNotFoundError(f"no config.yaml beside '{ckpt}' and none stored in it")
     return OmegaConf.create(infos["config"])
+
+
+def policy_from_checkpoint(env, checkpoint: str | Path, agent_cfg: dict):
+    """(policy fn over obs dicts, checkpoint dict) for `env` from a checkpoint or run dir."""
+    from tensordict import TensorDict
+
+    trainer = Trainer(env, agent_cfg)
+    ckpt = trainer.load(checkpoint)
+    net = trainer.policy()
+
+    def policy(obs: dict) -> torch.Tensor:
+        return net(TensorDict(dict(obs), batch_size=[env.num_envs]))
+
+    policy.actor = net
+    return policy, ckpt
+
+
+def play(cfg: DictConfig) -> list[dict[str, Any]]:
+    """Evaluate a checkpoint on each command of cfg.commands; print and return the figures."""
+    from simrl.rl.evaluate import evaluate
+
+    if cfg.get("policy"):
+        return play_exported(cfg)
+    if not cfg.checkpoint:
+        raise ValueError("play needs checkpoint=PATH (a model_*.pt file or a run dir) or "
+                         "policy=PATH/policy.onnx")
+    run_cfg = run_dir_config(cfg.checkpoint)
+    run_cfg.device = cfg.device
+    run_cfg.num_envs = cfg.num_envs
+    run_cfg.seed = cfg.seed
+    run_cfg.sim = cfg.sim if cfg.get("sim") else run_cfg.sim
+    overrides = OmegaConf.to_container(cfg.task_cfg, resolve=True) if cfg.get("task_cfg") else {}
+    task_cfg = OmegaConf.to_container(run_cfg.task.cfg, resolve=True)
+    task_cfg.update(overrides)
+    if not cfg.get("pushes", False) and run_cfg.task.name == "quadruped":
+        task_cfg["push_vel"] = 0.0
+    run_cfg.task.cfg = task_cfg
+    env, _ = build_env(run_cfg)
+    policy, ckpt = policy_from_checkpoint(env, cfg.checkpoint, OmegaConf.to_container(run_cfg.agent))
+    print(f"simrl play: {ckpt['path']} (iteration {ckpt.get('iter')}) on {run_cfg.task.name}, "
+          f"{env.num_envs} episodes per command, backend {env.sim.backend}")
+    commands = [tuple(c) for c in cfg.commands] if run_cfg.task.name == "quadruped" else [None]
+    results = []
+    for command in commands:
+        r = evaluate(env, policy, command=command, progress=cfg.progress)
+        r["command"] = list(command) if command else None
+        results.append(r)
+        if command is None:
+            print(f"  return {r['mean_return']:.2f} | episodes ended early "
+                  f"{100 * r['fall_share']:.1f}%")
+        else:
+            print(f"  cmd {list(command)}: return {r['mean_return']:.2f} | lin-vel error "
+                  f"{r['lin_vel_error']:.3f} m/s | yaw-rate error {r['yaw_rate_error']:.3f} "
+                  f"rad/s | falls {100 * r['fall_share']:.1f}%")
+    return results
+
+
+def _env_for_checkpoint(checkpoint, device="cpu", num_envs=64, seed=0, sim=None, task_cfg=None):
+    """The env a checkpoint was trained on (its run's config), rebuilt for evaluation/export."""
+    run_cfg = run_dir_config(checkpoint)
+    run_cfg.device, run_cfg.num_envs, run_cfg.seed = device, num_envs, seed
+    if sim is not None:
+        run_cfg.sim = sim
+    cfg = OmegaConf.to_container(run_cfg.task.cfg, resolve=True)
+    cfg.update(task_cfg or {})
+    run_cfg.task.cfg = cfg
+    env, _ = build_env(run_cfg)
+    return env, run_cfg
+
+
+def export(cfg: DictConfig) -> dict[str, Any]:
+    """Export cfg.checkpoint to ONNX (always) and TensorRT (format=tensorrt); verify both."""
+    from simrl.rl.export import FORMATS, build_tensorrt, export_onnx
+
+    if cfg.format not in FORMATS:
+        raise ValueError(f"unknown export format '{cfg.format}'; valid: {', '.join(FORMATS)}")
+    if not cfg.checkpoint:
+        raise ValueError("export needs checkpoint=PATH (a model_*.pt file or a run dir)")
+    ckpt_path = latest_checkpoint(cfg.checkpoint)
+    env, run_cfg = _env_for_checkpoint(ckpt_path, device="cpu", num_envs=cfg.num_envs, seed=cfg.seed)
+    policy, ckpt = policy_from_checkpoint(env, ckpt_path, OmegaConf.to_container(run_cfg.agent))
+    out_dir = Path(cfg.out_dir) if cfg.out_dir else ckpt_path.parent / "export"
+    report = export_onnx(env, policy.actor, ckpt_path, out_dir, num_check=cfg.num_check)
+    print(f"simrl export: {report['onnx']} verified on {report['num_checked']} observations, "
+          f"max |onnx - torch| = {report['max_abs_diff']:.2e}")
+    if cfg.format == "tensorrt":
+        report["tensorrt"] = build_tensorrt(report["onnx"], cfg.precision)
+    return report
+
+
+def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
+    """play.py policy=policy.onnx: the exported policy through simrl.deploy in MuJoCo C."""
+    from simrl.deploy import load_metadata
+    from simrl.rl.sim2sim import run_sim2sim
+
+    meta = load_metadata(cfg.policy)
+    commands = [tuple(c) for c in cfg.commands] if meta["task"] == "quadruped" else [(0.0, 0.0, 0.0)]
+    print(f"simrl play (sim-to-sim, MuJoCo C + onnxruntime): {cfg.policy} on {meta['task']}, "
+          f"{cfg.episodes} episodes per command")
+    results = []
+    for command in commands:
+        r = run_sim2sim(cfg.policy, command=command, episodes=cfg.episodes, seed=cfg.seed)
+        r["command"] = list(command)
+        results.append(r)
+        if meta["task"] == "quadruped":
+            print(f"  cmd {list(command)}: lin-vel error {r['lin_vel_error']:.3f} m/s | yaw-rate "
+                  f"error {r['yaw_rate_error']:.3f} rad/s | falls {100 * r['fall_share']:.1f}%")
+        else:
+            print(f"  mean steps {r['mean_steps']:.1f} | episodes ended early "
+                  f"{100 * r['fall_share']:.1f}%")
+    return results

@@ -1,0 +1,210 @@
+"""Env batch: the gymnasium vector-env contract, the rsl-rl VecEnv contract, task terms."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from gymnasium.vector import AutoresetMode
+from rsl_rl.env import VecEnv
+from tensordict import TensorDict
+
+import simrl
+from simrl.registry import make
+
+N = 8
+
+
+@pytest.fixture(scope="module")
+def quad():
+    return make("quadruped", N, device="cpu", seed=3)
+
+
+def _to_np(obs: dict) -> dict:
+    return {k: v.numpy() for k, v in obs.items()}
+
+
+# --- gymnasium contract ------------------------------------------------------------------------
+def test_spaces_contain_reset_and_step_outputs(quad):
+    obs, info = quad.reset(seed=0)
+    assert isinstance(info, dict)
+    assert quad.observation_space.contains(_to_np(obs))
+    assert quad.single_observation_space["policy"].shape == (obs["policy"].shape[1],)
+    assert quad.single_action_space.shape == (12,)
+    assert quad.action_space.shape == (N, 12)
+    actions = torch.from_numpy(quad.action_space.sample()).clamp(-1, 1)
+    obs, rew, term, trunc, info = quad.step(actions)
+    assert quad.observation_space.contains(_to_np(obs))
+    assert rew.shape == (N,) and rew.dtype == torch.float32
+    assert term.shape == trunc.shape == (N,) and term.dtype == trunc.dtype == torch.bool
+    for v in obs.values():
+        assert v.dtype == torch.float32 and v.device == quad.device and torch.isfinite(v).all()
+
+
+def test_metadata_declares_same_step_autoreset(quad):
+    assert quad.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert quad.num_envs == N and quad.render_mode is None
+
+
+def test_same_step_autoreset_and_final_obs():
+    env = make("cartpole", 4, device="cpu", seed=0)
+    env.reset(seed=0)
+    push = torch.ones(4, 1)  # drive every cart one way: the pole falls within a second
+    for _ in range(200):
+        obs, rew, term, trunc, info = env.step(push)
+        if term.any():
+            break
+    assert term.any(), "a pole must fall under a constant push"
+    assert info["_final_obs"].tolist() == (term | trunc).tolist()
+    ended = term.nonzero().flatten()
+    final = info["final_obs"]["policy"][ended]
+    # the terminal observation shows the fallen pole; the returned one is a fresh episode
+    assert (final[:, 1].abs() > env.cfg.max_angle).all()
+    assert (obs["policy"][ended, 1].abs() <= env.cfg.init_noise + 1e-6).all()
+    assert (env.episode_length_buf[ended] == 0).all()
+
+
+def test_time_out_is_a_truncation_not_a_termination():
+    env = make("cartpole", 2, device="cpu", seed=0, cfg={"episode_length_s": 0.1})
+    env.reset(seed=0)
+    for _ in range(env.max_episode_length):
+        obs, rew, term, trunc, info = env.step(torch.zeros(2, 1))
+    assert trunc.all() and not term.any()
+    assert torch.equal(info["time_outs"], trunc)
+
+
+def test_seeding_gives_identical_rollouts():
+    def rollout(seed):
+        env = make("quadruped", 4, device="cpu", seed=seed)
+        env.reset(seed=seed)
+        gen = torch.Generator().manual_seed(0)
+        out = []
+        for _ in range(30):
+            obs, rew, *_ = env.step(torch.randn(4, 12, generator=gen))
+            out.append((obs["policy"].clone(), rew.clone()))
+        return out
+
+    a, b, c = rollout(5), rollout(5), rollout(6)
+    assert all(torch.equal(x[0], y[0]) and torch.equal(x[1], y[1]) for x, y in zip(a, b))
+    assert not all(torch.equal(x[0], y[0]) for x, y in zip(a, c))
+
+
+def test_make_vec_and_simrl_make():
+    env = gym.make_vec("simrl/Cartpole-v0", num_envs=3, device="cpu")
+    assert env.num_envs == 3
+    obs, _ = env.reset(seed=1)
+    assert obs["policy"].shape == (3, 4)
+    env2 = gym.make_vec("simrl/Cartpole-v0", num_envs=2, device="cpu", max_episode_steps=7)
+    assert env2.max_episode_length == 7
+    assert simrl.make("cartpole", 2, device="cpu").num_envs == 2
+
+
+def test_unknown_task_and_keys_list_choices():
+    with pytest.raises(KeyError, match=r"unknown task 'quadrupod'; valid: \['cartpole', 'quadruped'\]"):
+        make("quadrupod", 2)
+    with pytest.raises(KeyError, match=r"unknown QuadrupedCfg keys \['pushh_vel'\]; valid: .*push_vel"):
+        make("quadruped", 2, device="cpu", cfg={"pushh_vel": 1.0})
+    with pytest.raises(KeyError, match="unknown reward term 'speed'.*valid: .*track_lin_vel"):
+        make("quadruped", 2, device="cpu", cfg={"rewards": {"speed": 1.0}})
+
+
+# --- rsl-rl contract ---------------------------------------------------------------------------
+def test_rsl_rl_vecenv_contract(quad):
+    venv = quad.rsl_rl()
+    assert isinstance(venv, VecEnv)
+    assert venv.num_envs == N and venv.num_actions == 12 and venv.max_episode_length == 1000
+    td = venv.get_observations()
+    assert isinstance(td, TensorDict) and set(td.keys()) == {"policy", "critic"}
+    assert td["policy"].shape == (N, 48) and td["critic"].shape[0] == N
+    # zero-copy: the TensorDict holds the env's observation buffers themselves
+    assert td["policy"].data_ptr() == quad._obs_buf["policy"].data_ptr()
+    obs, rew, dones, extras = venv.step(torch.zeros(N, 12))
+    assert rew.shape == (N,) and dones.shape == (N,)
+    assert extras["time_outs"].shape == (N,)
+    assert "log" in extras
+    venv.episode_length_buf = torch.full((N,), 5)
+    assert (quad.episode_length_buf == 5).all()
+
+
+def test_episode_logs_only_when_episodes_end():
+    env = make("cartpole", 4, device="cpu", seed=0).rsl_rl()
+    saw_log = False
+    for _ in range(100):
+        _, _, dones, extras = env.step(torch.ones(4, 1))
+        if dones.any():
+            assert "Episode_Reward/alive" in extras["log"]
+            saw_log = True
+        else:
+            assert extras["log"] == {}
+    assert saw_log
+
+
+# --- quadruped terms on crafted states ---------------------------------------------------------
+def _set_base(env, quat=(1, 0, 0, 0), lin_vel=(0, 0, 0), ang_vel=(0, 0, 0)):
+    env.sim.qpos[:, 3:7] = torch.tensor(quat, dtype=env.sim.dtype)
+    env.sim.qvel[:, 0:3] = torch.tensor(lin_vel, dtype=env.sim.dtype)
+    env.sim.qvel[:, 3:6] = torch.tensor(ang_vel, dtype=env.sim.dtype)
+    env.sim.forward()
+    env.refresh()
+
+
+def test_tracking_rewards_peak_at_the_command():
+    from envs.quadruped import track_lin_vel, track_yaw_rate
+
+    env = make("quadruped", 2, device="cpu", seed=0)
+    env.reset(seed=0)
+    env.set_commands(0.8, 0.0, 0.5)
+    _set_base(env, lin_vel=(0.8, 0, 0), ang_vel=(0, 0, 0.5))
+    np.testing.assert_allclose(track_lin_vel(env).numpy(), 1.0, atol=1e-5)
+    np.testing.assert_allclose(track_yaw_rate(env).numpy(), 1.0, atol=1e-5)
+    _set_base(env, lin_vel=(0.3, 0, 0), ang_vel=(0, 0, 0.0))
+    np.testing.assert_allclose(track_lin_vel(env).numpy(), np.exp(-0.25 / 0.25), rtol=1e-4)
+    np.testing.assert_allclose(track_yaw_rate(env).numpy(), np.exp(-0.25 / 0.25), rtol=1e-4)
+
+
+def test_base_velocity_is_read_in_the_base_frame():
+    env = make("quadruped", 1, device="cpu", seed=0)
+    env.reset(seed=0)
+    s = np.sqrt(0.5)
+    _set_base(env, quat=(s, 0, 0, s), lin_vel=(1.0, 0, 0))  # yawed +90 deg, moving along world x
+    np.testing.assert_allclose(env.base_lin_vel_b[0].numpy(), [0, -1, 0], atol=1e-6)
+    np.testing.assert_allclose(env.gravity_b[0].numpy(), [0, 0, -1], atol=1e-6)
+
+
+def test_penalties_and_tilt_termination():
+    from envs.quadruped import ang_vel_xy, lin_vel_z, orientation
+
+    env = make("quadruped", 1, device="cpu", seed=0)
+    env.reset(seed=0)
+    _set_base(env, lin_vel=(0, 0, 0.5), ang_vel=(0.3, 0.4, 0))
+    np.testing.assert_allclose(lin_vel_z(env).numpy(), [0.25], rtol=1e-5)
+    np.testing.assert_allclose(ang_vel_xy(env).numpy(), [0.25], rtol=1e-5)
+    assert orientation(env).item() < 1e-10 and not env.terminated().item()
+    c, s = np.cos(np.pi / 3 + 0.05), np.sin(np.pi / 3 + 0.05)  # rolled past 60 degrees
+    _set_base(env, quat=(np.cos((np.pi / 3 + 0.05) / 2), np.sin((np.pi / 3 + 0.05) / 2), 0, 0))
+    np.testing.assert_allclose(orientation(env).item(), s**2, rtol=1e-4)
+    assert c < 0.5 and env.terminated().item()
+
+
+def test_trunk_on_the_ground_terminates():
+    env = make("quadruped", 1, device="cpu", seed=0)
+    env.reset(seed=0)
+    env.sim.qpos[0, 2] = 0.05  # upside down, legs in the air: the trunk box carries the weight
+    env.sim.qpos[0, 3:7] = torch.tensor([0.0, 1.0, 0.0, 0.0], dtype=env.sim.dtype)
+    env.sim.forward()
+    env.sim.step(10)
+    env.refresh()
+    assert env.terminated().item()
+
+
+def test_nonfinite_world_is_reset_and_counted():
+    env = make("quadruped", 4, device="cpu", seed=0)
+    env.reset(seed=0)
+    env.sim.qvel[1, 8] = float("nan")
+    obs, rew, term, trunc, info = env.step(torch.zeros(4, 12))
+    assert term.tolist() == [False, True, False, False]
+    assert torch.isfinite(rew).all() and rew[1] == 0.0
+    assert all(torch.isfinite(v).all() for v in obs.values())
+    assert env.unstable_count == 1 and env.extras["log"]["sim/unstable_resets"] == 1.0
+    assert torch.isfinite(env.sim.qpos).all()

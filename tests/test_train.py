@@ -1,0 +1,169 @@
+"""Training: it learns, run dirs, resume, SIGTERM, determinism, checkpoint and config errors."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+
+from simrl import ROOT
+from simrl.registry import make
+from simrl.rl.app import train
+from simrl.rl.runner import CheckpointError, Trainer, latest_checkpoint
+
+CONFIGS = str(ROOT / "configs")
+
+
+def cfg_for(*overrides: str):
+    with initialize_config_dir(config_dir=CONFIGS, version_base=None):
+        return compose("train", overrides=["progress=false", "device=cpu", *overrides])
+
+
+@pytest.fixture(scope="module")
+def cartpole_run(tmp_path_factory):
+    """A short cartpole training: 40 iterations of 128 envs (a few seconds)."""
+    run_dir = tmp_path_factory.mktemp("cartpole_run")
+    trainer = train(cfg_for("task=cartpole", "num_envs=128", "max_iterations=40", "seed=1"), run_dir)
+    return run_dir, trainer
+
+
+def test_cartpole_return_rises(cartpole_run):
+    _, trainer = cartpole_run
+    h = trainer.history
+    early = sum(m["mean_reward"] for m in h[:3]) / 3
+    late = sum(m["mean_reward"] for m in h[-3:]) / 3
+    assert late > 1.5 * early, f"return did not rise: {early:.2f} -> {late:.2f}"
+    assert h[-1]["mean_episode_length"] > h[0]["mean_episode_length"]
+
+
+def test_run_dir_holds_config_checkpoints_and_logs(cartpole_run):
+    run_dir, trainer = cartpole_run
+    names = {p.name for p in run_dir.iterdir()}
+    assert {"config.yaml", "metrics.csv", "summary.json", "model_40.pt"} <= names
+    assert any(n.startswith("events.out.tfevents") for n in names)
+    assert not any(n.endswith(".tmp") for n in names)
+    rows = list(csv.DictReader(open(run_dir / "metrics.csv")))
+    assert len(rows) == 40 and float(rows[-1]["env_steps"]) == 40 * 32 * 128
+    assert latest_checkpoint(run_dir).name == "model_40.pt"
+
+
+def test_resume_continues_iterations_and_state(cartpole_run, tmp_path):
+    run_dir, _ = cartpole_run
+    ckpt = torch.load(run_dir / "model_40.pt", weights_only=False)
+    resumed = train(
+        cfg_for("task=cartpole", "num_envs=128", "max_iterations=0", f"resume={run_dir}"), tmp_path
+    )
+    assert resumed.iteration == 40
+    state = resumed.alg.save()
+    for key in ("actor_state_dict", "critic_state_dict"):
+        for name, value in ckpt[key].items():
+            assert torch.equal(state[key][name], value), name
+    # the optimizer state and normalizer statistics come back too
+    assert state["optimizer_state_dict"]["state"].keys() == ckpt["optimizer_state_dict"]["state"].keys()
+    more = train(cfg_for("task=cartpole", "num_envs=128", "max_iterations=2", f"resume={run_dir}"),
+                 tmp_path / "more")
+    assert more.iteration == 42 and (tmp_path / "more" / "model_42.pt").is_file()
+
+
+def test_same_seed_same_losses():
+    def losses(seed):
+        torch.manual_seed(seed)
+        env = make("cartpole", 32, device="cpu", seed=seed)
+        cfg = cfg_for("task=cartpole")
+        from omegaconf import OmegaConf
+
+        t = Trainer(env, OmegaConf.to_container(cfg.agent, resolve=True))
+        t.learn(3, progress=False)
+        return [(m["Loss/value"], m["Loss/surrogate"]) for m in t.history]
+
+    a, b = losses(4), losses(4)
+    assert a == b
+    assert losses(5) != a
+
+
+def test_sigterm_saves_a_final_checkpoint_and_resume_works(tmp_path):
+    run_dir = tmp_path / "run"
+    cmd = [sys.executable, str(ROOT / "train.py"), "task=cartpole", "num_envs=32",
+           "max_iterations=100000", "progress=false", "device=cpu", f"hydra.run.dir={run_dir}"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    metrics = run_dir / "metrics.csv"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not metrics.exists() or len(metrics.read_text().splitlines()) < 4):
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out.decode()[-2000:]
+    done = len(metrics.read_text().splitlines()) - 1
+    last = latest_checkpoint(run_dir)
+    assert last.name == f"model_{done}.pt"
+    assert torch.load(last, weights_only=False)["iter"] == done
+    resumed = train(cfg_for("task=cartpole", "num_envs=32", "max_iterations=1", f"resume={run_dir}"),
+                    tmp_path / "resumed")
+    assert resumed.iteration == done + 1
+
+
+# --- bad input ---------------------------------------------------------------------------------
+def test_checkpoint_of_another_task_is_refused(cartpole_run):
+    run_dir, _ = cartpole_run
+    with pytest.raises(CheckpointError, match="trained on task 'cartpole', not 'quadruped'"):
+        train(cfg_for("task=quadruped", "num_envs=4", "max_iterations=0", f"resume={run_dir}"),
+              run_dir.parent / "wrong_task")
+
+
+def test_checkpoint_of_another_obs_size_is_refused(cartpole_run, tmp_path):
+    run_dir, _ = cartpole_run
+    env = make("cartpole", 4, device="cpu",
+               cfg={"observations": {"policy": [{"name": "cart_pos"}, {"name": "pole_angle"}]}})
+    from omegaconf import OmegaConf
+
+    t = Trainer(env, OmegaConf.to_container(cfg_for("task=cartpole").agent, resolve=True))
+    with pytest.raises(CheckpointError, match=r"expects observations \{'policy': 4\}.*\{'policy': 2\}"):
+        t.load(run_dir)
+
+
+def test_corrupt_and_missing_checkpoints(tmp_path):
+    bad = tmp_path / "model_3.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="could not read checkpoint"):
+        train(cfg_for("task=cartpole", "num_envs=4", f"resume={bad}"), tmp_path / "a")
+    empty = tmp_path / "empty_run"
+    empty.mkdir()
+    with pytest.raises(CheckpointError, match="holds no checkpoint"):
+        train(cfg_for("task=cartpole", "num_envs=4", f"resume={empty}"), tmp_path / "b")
+
+
+def test_unknown_override_and_task_names_are_clear(tmp_path):
+    run = [sys.executable, str(ROOT / "train.py"), "device=cpu", f"hydra.run.dir={tmp_path}"]
+    r = subprocess.run(run + ["num_env=8"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and "num_env" in r.stderr
+    r = subprocess.run(run + ["task=quadrupod"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and "quadrupod" in r.stderr and "cartpole" in r.stderr
+    r = subprocess.run(run + ["sim=physx"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode != 0 and "mjwarp" in r.stderr
+
+
+def test_bad_device_and_num_envs(tmp_path):
+    with pytest.raises(ValueError, match="requested but this machine has"):
+        train(cfg_for("task=cartpole", "device=cuda:7"), tmp_path)
+    with pytest.raises(ValueError, match="num_worlds must be >= 1"):
+        train(cfg_for("task=cartpole", "num_envs=-2"), tmp_path)
+
+
+def test_multirun_sweep_over_two_seeds(tmp_path):
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), "-m", "task=cartpole", "seed=1,2", "num_envs=8",
+         "max_iterations=1", "progress=false", "device=cpu", f"hydra.sweep.dir={tmp_path}"],
+        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "HYDRA_FULL_ERROR": "1"},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    runs = sorted(p for p in Path(tmp_path).iterdir() if p.is_dir())
+    assert [p.name for p in runs] == ["0_seed1", "1_seed2"]
+    assert all((p / "model_1.pt").is_file() for p in runs)
