@@ -1,6 +1,30 @@
 """simrl: robot RL on massively parallel MuJoCo simulation."""
 
+import os
 from pathlib import Path
+
+
+def _choose_gl() -> None:
+    """Headless machines render offscreen through EGL; set before mujoco is imported.
+
+    mujoco fails at import when MUJOCO_GL names a library that is missing, so a missing one is
+    recorded (simrl.render raises a clear RenderError then) and mujoco keeps its default.
+    """
+    import ctypes.util
+
+    want = os.environ.get("MUJOCO_GL")
+    if want is None and not os.environ.get("DISPLAY"):
+        want = "egl"
+    lib = {"egl": "EGL", "osmesa": "OSMesa"}.get((want or "").lower())
+    if lib and ctypes.util.find_library(lib) is None:
+        os.environ.pop("MUJOCO_GL", None)
+        os.environ["SIMRL_GL_MISSING"] = f"MUJOCO_GL={want}, but lib{lib} was not found"
+    elif want:
+        os.environ["MUJOCO_GL"] = want
+
+
+if "mujoco" not in __import__("sys").modules:
+    _choose_gl()
 
 __version__ = "0.1.0"
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import mujoco
 import mujoco.batch
@@ -111,9 +113,70 @@ def bench_env(n: int, steps: int, repeats: int, nthread: int) -> dict:
     return {"num_worlds": n, "bare": bare, "simrl": ours, "ratio": ours / bare}
 
 
+def bench_export(onnx_path: str | None, runs: int) -> None:
+    """Median and p99 microseconds per single-observation inference: onnxruntime vs torch."""
+    import tempfile
+
+    import onnxruntime as ort
+
+    from simrl.rl.export import OnnxPolicy
+
+    if onnx_path is None:  # the quadruped's policy shape, randomly initialized
+        from rsl_rl.models import MLPModel
+        from tensordict import TensorDict
+
+        obs = TensorDict({"policy": torch.zeros(1, 48)}, batch_size=[1])
+        actor = MLPModel(obs, {"actor": ["policy"]}, "actor", 12, hidden_dims=[256, 128, 64],
+                         obs_normalization=True,
+                         distribution_cfg={"class_name": "GaussianDistribution"})
+        module = OnnxPolicy(actor).eval()
+        onnx_path = str(Path(tempfile.mkdtemp()) / "policy.onnx")
+        torch.onnx.export(module, (torch.zeros(2, 48),), onnx_path, input_names=["obs"],
+                          output_names=["actions"], dynamo=True, verbose=False,
+                          dynamic_shapes={"obs": {0: torch.export.Dim("batch")}})
+        label = "quadruped-shaped MLP 48-256-128-64-12 (random weights)"
+    else:
+        module = None
+        label = onnx_path
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    session = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+    n_obs = session.get_inputs()[0].shape[1]
+    x = np.random.default_rng(0).normal(size=(1, n_obs)).astype(np.float32)
+
+    def timed(fn) -> np.ndarray:
+        for _ in range(50):
+            fn()
+        out = np.empty(runs)
+        for i in range(runs):
+            t = time.perf_counter()
+            fn()
+            out[i] = time.perf_counter() - t
+        return out * 1e6
+
+    ort_us = timed(lambda: session.run(None, {"obs": x}))
+    print(f"policy: {label}, batch 1, 1 thread, {runs} runs")
+    print(f"{'runtime':>22} {'median us':>10} {'p99 us':>10}")
+    print(f"{'onnxruntime (CPU)':>22} {np.median(ort_us):>10.1f} {np.percentile(ort_us, 99):>10.1f}")
+    if module is not None:
+        torch.set_num_threads(1)
+        xt = torch.from_numpy(x)
+        with torch.inference_mode():
+            torch_us = timed(lambda: module(xt))
+        print(f"{'torch eager (CPU)':>22} {np.median(torch_us):>10.1f} {np.percentile(torch_us, 99):>10.1f}")
+        print(f"onnxruntime / torch median latency ratio: {np.median(ort_us) / np.median(torch_us):.2f}")
+    try:
+        import tensorrt  # noqa: F401
+
+        print("TensorRT found: build an engine with export.py format=tensorrt to time it")
+    except ImportError:
+        print("TensorRT: not installed here (no figure)")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m simrl.bench", description=__doc__.split("\n")[0])
-    p.add_argument("mode", nargs="?", default="sim", choices=("sim", "env"))
+    p.add_argument("mode", nargs="?", default="sim", choices=("sim", "env", "export"))
+    p.add_argument("--onnx", default=None, help="export mode: a policy.onnx to time")
     p.add_argument("--num-worlds", type=int, nargs="+", default=None)
     p.add_argument("--steps", type=int, default=None, help="control steps per timing")
     p.add_argument("--repeats", type=int, default=3)
@@ -124,6 +187,10 @@ def main(argv: list[str] | None = None) -> None:
     sizes = args.num_worlds or ([64] if args.quick else [1024])
     steps = args.steps or (10 if args.quick else 100)
     repeats = 1 if args.quick else args.repeats
+    if args.mode == "export":
+        bench_export(args.onnx, 200 if args.quick else 5000)
+        _rerun(argv)
+        return
 
     print(f"simrl.bench {args.mode}: quadruped, decimation {DECIMATION}, {nthread} threads, "
           f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
@@ -140,7 +207,11 @@ def main(argv: list[str] | None = None) -> None:
         for n in [1024, 4096, 16384] if not args.quick else [1024]:
             sps = sim_loop(n, steps, "mjwarp", "cuda:0", nthread)
             print(f"{n:>8} mjwarp env-steps/s {sps:>14,.0f}")
-    cmd = "python -m simrl.bench " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
+    _rerun(argv)
+
+
+def _rerun(argv: list[str] | None) -> None:
+    cmd = "python -m simrl.bench " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"rerun: {cmd.strip()}")
 
 

@@ -322,10 +322,14 @@ class EnvBatch(gym.vector.VectorEnv):
         return RslRlVecEnv(self)
 
     # --- rendering ----------------------------------------------------------------------------
-    def render(self, world: int = 0, width: int = 640, height: int = 480, camera: str | int = -1):
-        from simrl.render import render_frame
+    def render(self, world: int = 0, width: int = 640, height: int = 480, camera: str | int | None = None):
+        """rgb_array frame (height, width, 3) of env `world`, from the model's tracking camera."""
+        from simrl.render import Renderer, default_camera
 
-        return render_frame(self.sim, world=world, width=width, height=height, camera=camera)
+        if getattr(self, "_renderer", None) is None or self._renderer_size != (width, height):
+            self._renderer = Renderer(self.sim, width, height)
+            self._renderer_size = (width, height)
+        return self._renderer.frame(world, default_camera(self.sim) if camera is None else camera)
 
     def close(self, **kwargs) -> None:
         pass

@@ -55,6 +55,7 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     infos = {"config": OmegaConf.to_container(cfg, resolve=True), "obs_layout": obs_layout(env)}
     trainer = Trainer(env, agent, run_dir=run_dir, infos=infos)
+    trainer.video_interval = int(cfg.get("video_interval") or 0)
     if cfg.resume:
         ckpt = trainer.load(cfg.resume)
         print(f"simrl: resumed from {ckpt['path']} at iteration {trainer.iteration}")
@@ -128,6 +129,9 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
     print(f"simrl play: {ckpt['path']} (iteration {ckpt.get('iter')}) on {run_cfg.task.name}, "
           f"{env.num_envs} episodes per command, backend {env.sim.backend}")
     commands = [tuple(c) for c in cfg.commands] if run_cfg.task.name == "quadruped" else [None]
+    if cfg.get("video"):
+        path = record_video(env, policy, commands[0], cfg, latest_checkpoint(cfg.checkpoint).parent)
+        print(f"simrl play: wrote {path}")
     results = []
     for command in commands:
         r = evaluate(env, policy, command=command, progress=cfg.progress)
@@ -197,3 +201,26 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
             print(f"  mean steps {r['mean_steps']:.1f} | episodes ended early "
                   f"{100 * r['fall_share']:.1f}%")
     return results
+
+
+@torch.inference_mode()
+def record_video(env, policy, command, cfg: DictConfig, run_dir: Path) -> Path:
+    """An MP4 of env 0 (and cfg.video_worlds more beside it) under the policy."""
+    from simrl.render import Renderer, default_camera, write_video
+
+    env.reset()
+    if command is not None:
+        env.set_commands(*command)
+    renderer = Renderer(env.sim, cfg.video_width, cfg.video_height)
+    camera = default_camera(env.sim)
+    extra = list(range(1, min(int(cfg.video_worlds) + 1, env.num_envs)))
+    obs = env.compute_observations()
+    frames = []
+    for _ in range(int(cfg.video_s / env.dt)):
+        obs, *_ = env.step(policy(obs))
+        if command is not None:
+            env.set_commands(*command)
+        frames.append(renderer.frame(0, camera, worlds=extra))
+    renderer.close()
+    path = Path(cfg.video_path) if cfg.get("video_path") else run_dir / "videos" / "play.mp4"
+    return write_video(frames, path, fps=1.0 / env.dt)

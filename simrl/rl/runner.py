@@ -113,6 +113,10 @@ class Trainer:
         self.writer = None
         self.history: list[dict[str, float]] = []
         self._stop = False
+        self.video_interval = 0  # record world 0 every K iterations into run_dir/videos (0: off)
+        self.video_steps = 150
+        self._frames: list | None = None
+        self._video_it = 0
         self._is_rank0 = int(os.environ.get("RANK", "0")) == 0
 
     # --- checkpoints ----------------------------------------------------------------------
@@ -170,6 +174,9 @@ class Trainer:
         try:
             for it in bar:
                 t0 = time.perf_counter()
+                if (writing and self.video_interval and it % self.video_interval == 0
+                        and self._frames is None):
+                    self._frames, self._video_it = [], it
                 ep_logs = collections.defaultdict(list)
                 with torch.inference_mode():
                     for _ in range(n_steps):
@@ -186,6 +193,8 @@ class Trainer:
                             length[done_ids] = 0
                         for k, v in extras.get("log", {}).items():
                             ep_logs[k].append(float(v))
+                        if self._frames is not None:
+                            self._record_frame()
                     t_collect = time.perf_counter() - t0
                     alg.compute_returns(obs)
                 losses = alg.update()
@@ -223,6 +232,17 @@ class Trainer:
                 print(f"simrl: saved {path}")
                 self.writer.flush()
         return self.history
+
+    def _record_frame(self) -> None:
+        from simrl.render import Renderer, default_camera, write_video
+
+        if not hasattr(self, "_renderer"):
+            self._renderer = Renderer(self.env.sim, 320, 240)
+        self._frames.append(self._renderer.frame(0, default_camera(self.env.sim)))
+        if len(self._frames) >= self.video_steps:
+            path = self.run_dir / "videos" / f"it_{self._video_it:05d}.mp4"
+            write_video(self._frames, path, fps=1.0 / self.env.dt)
+            self._frames = None
 
     def _log(self, m: dict[str, float]) -> None:
         it = m["iteration"]
