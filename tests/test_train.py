@@ -157,13 +157,16 @@ def test_bad_device_and_num_envs(tmp_path):
         train(cfg_for("task=cartpole", "num_envs=-2"), tmp_path)
 
 
-def test_multirun_sweep_over_two_seeds(tmp_path):
+def test_multirun_sweep_over_two_seeds_in_parallel(tmp_path):
     r = subprocess.run(
-        [sys.executable, str(ROOT / "train.py"), "-m", "task=cartpole", "seed=1,2", "num_envs=8",
-         "max_iterations=1", "progress=false", "device=cpu", f"hydra.sweep.dir={tmp_path}"],
+        [sys.executable, str(ROOT / "train.py"), "-m", "hydra/launcher=local", "task=cartpole",
+         "seed=1,2", "num_envs=8", "max_iterations=1", "progress=false", "device=cpu",
+         "sim=mujoco", "sim.kwargs.nthread=1", f"hydra.sweep.dir={tmp_path}"],
         cwd=ROOT, capture_output=True, text=True, env={**os.environ, "HYDRA_FULL_ERROR": "1"},
     )
     assert r.returncode == 0, r.stderr[-2000:]
     runs = sorted(p for p in Path(tmp_path).iterdir() if p.is_dir())
     assert [p.name for p in runs] == ["0_seed1", "1_seed2"]
     assert all((p / "model_1.pt").is_file() for p in runs)
+    table = (tmp_path / "summary.md").read_text()
+    assert "seed=1" in table and "seed=2" in table and "mean_reward" in table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from simrl.registry import make
-from simrl.rl.runner import Trainer, latest_checkpoint, load_checkpoint
+from simrl.rl.runner import Trainer, dist_info, latest_checkpoint, load_checkpoint
 from simrl.sim import resolve_device
 
 
@@ -29,14 +30,24 @@ def _per_device(value: Any, kind: str) -> Any:
 
 
 def build_env(cfg: DictConfig, num_envs: int | None = None, seed: int | None = None):
+    world, rank, local = dist_info()
     device = resolve_device(cfg.device)
+    if world > 1 and device.type == "cuda" and cfg.device in ("auto", "cuda"):
+        device = resolve_device(f"cuda:{local}")  # torchrun: one GPU per rank
     kind = "cuda" if device.type == "cuda" else "cpu"
     n = num_envs if num_envs is not None else cfg.num_envs
     n = _per_device(cfg.task.num_envs, kind) if n is None else n
     sim_kwargs = {k: v for k, v in OmegaConf.to_container(cfg.sim.kwargs).items() if v is not None}
+    if world > 1 and device.type == "cpu" and not sim_kwargs.get("nthread"):
+        from simrl.sim.mujoco_backend import default_nthread  # share the cores between ranks
+
+        local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+        sim_kwargs["nthread"] = max(1, default_nthread() // local_world)
+    if seed is None:
+        seed = cfg.seed + rank  # ranks explore differently
     env = make(
         cfg.task.name, num_envs=int(n), device=str(device), backend=cfg.sim.backend,
-        seed=cfg.seed if seed is None else seed,
+        seed=seed,
         cfg=OmegaConf.to_container(cfg.task.cfg, resolve=True), sim=sim_kwargs,
     )
     return env, kind
@@ -45,26 +56,30 @@ def build_env(cfg: DictConfig, num_envs: int | None = None, seed: int | None = N
 def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     """Train cfg.task; write config, checkpoints, TensorBoard logs and metrics into run_dir."""
     run_dir = Path(run_dir)
-    seed_everything(cfg.seed)
+    world, rank, _ = dist_info()
+    seed_everything(cfg.seed + rank)
     env, kind = build_env(cfg)
     iterations = cfg.max_iterations
     if iterations is None:
         iterations = _per_device(cfg.task.max_iterations, kind)
     agent = OmegaConf.to_container(cfg.agent, resolve=True)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    if rank == 0:  # under torchrun only rank 0 writes
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     infos = {"config": OmegaConf.to_container(cfg, resolve=True), "obs_layout": obs_layout(env)}
-    trainer = Trainer(env, agent, run_dir=run_dir, infos=infos)
+    trainer = Trainer(env, agent, run_dir=run_dir if rank == 0 else None, infos=infos)
     trainer.video_interval = int(cfg.get("video_interval") or 0)
     if cfg.resume:
         ckpt = trainer.load(cfg.resume)
         print(f"simrl: resumed from {ckpt['path']} at iteration {trainer.iteration}")
+    ranks = f" | rank {rank} of {world}" if world > 1 else ""
     print(f"simrl: {cfg.task.name} | {env.num_envs} envs | backend {env.sim.backend} on "
-          f"{env.device} | {iterations} iterations | run dir {run_dir}")
+          f"{env.device} | {iterations} iterations | run dir {run_dir}{ranks}")
     trainer.learn(int(iterations), progress=cfg.progress)
     last = trainer.history[-1] if trainer.history else {}
     summary = {k: last.get(k) for k in ("iteration", "env_steps", "mean_reward", "mean_episode_length")}
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    if rank == 0:
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     return trainer
 
 

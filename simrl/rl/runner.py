@@ -89,6 +89,38 @@ def check_compatible(ckpt: dict, env: EnvBatch) -> None:
         )
 
 
+def dist_info() -> tuple[int, int, int]:
+    """(world_size, rank, local_rank) from torchrun's environment; (1, 0, 0) otherwise."""
+    return (int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0")),
+            int(os.environ.get("LOCAL_RANK", "0")))
+
+
+class _Runner(OnPolicyRunner):
+    """rsl-rl's runner with multi-process setup that also works on the CPU (gloo).
+
+    rsl-rl 5.5.1 insists on NCCL and `cuda:LOCAL_RANK`; data-parallel PPO over CPU ranks is the
+    same algorithm with gloo, which lets the distributed path be tested without a GPU.
+    """
+
+    def _configure_multi_gpu(self) -> None:
+        world, rank, local = dist_info()
+        self.gpu_world_size, self.gpu_global_rank, self.gpu_local_rank = world, rank, local
+        self.is_distributed = world > 1
+        if not self.is_distributed:
+            self.cfg["multi_gpu"] = None
+            return
+        self.cfg["multi_gpu"] = {"global_rank": rank, "local_rank": local, "world_size": world}
+        cuda = str(self.device).startswith("cuda")
+        if cuda and str(self.device) != f"cuda:{local}":
+            raise ValueError(f"rank {rank} runs on '{self.device}' but its LOCAL_RANK is {local}: "
+                             f"use device=auto (cuda:LOCAL_RANK) under torchrun")
+        if not torch.distributed.is_initialized():
+            torch.distributed.init_process_group(backend="nccl" if cuda else "gloo",
+                                                 rank=rank, world_size=world)
+        if cuda:
+            torch.cuda.set_device(local)
+
+
 class Trainer:
     """Owns the rsl-rl runner for one env batch; `learn` runs iterations, `save`/`load` ckpts."""
 
@@ -103,7 +135,7 @@ class Trainer:
         self.venv = env.rsl_rl()
         self.agent_cfg = copy.deepcopy(agent_cfg)
         with contextlib.redirect_stdout(io.StringIO()):  # rsl-rl prints the whole networks
-            self.runner = OnPolicyRunner(
+            self.runner = _Runner(
                 self.venv, copy.deepcopy(agent_cfg), log_dir=None, device=str(env.device)
             )
         self.alg = self.runner.alg
@@ -168,6 +200,8 @@ class Trainer:
         returns, lengths = collections.deque(maxlen=200), collections.deque(maxlen=200)
         obs = venv.get_observations()
         alg.train_mode()
+        if self.runner.is_distributed:
+            alg.broadcast_parameters()  # every rank starts from rank 0's weights
         start = self.iteration
         bar = tqdm(range(start, start + iterations), disable=not progress or not self._is_rank0,
                    desc=f"train {env.task_name}", unit="it", dynamic_ncols=True)
