@@ -151,7 +151,8 @@ class QuadrupedEnv(EnvBatch):
         friction = sim.param("geom_friction")
         friction[ids, :, 0] = self.uniform((k, 1), *cfg.friction).to(friction.dtype)
         mass = sim.param("body_mass")
-        mass[ids, self.trunk] = (self.base_mass[ids] + self.uniform((k,), *cfg.added_trunk_mass)).to(mass.dtype)
+        added = self.uniform((k,), *cfg.added_trunk_mass)
+        mass[ids, self.trunk] = (self.base_mass[ids] + added).to(mass.dtype)
         sim.set_const(ids)
         self.air_time[ids] = 0.0
         self.last_joint_vel[ids] = 0.0

@@ -53,9 +53,9 @@ def bare_batch_loop(model: mujoco.MjModel, n: int, steps: int, nthread: int) -> 
     return n * steps / (time.perf_counter() - t)
 
 
-def sim_loop(n: int, steps: int, backend: str, device: str, nthread: int) -> float:
+def sim_loop(n: int, steps: int, backend: str, device: str, nthread: int, graphs: bool = True) -> float:
     """Env-steps/s through simrl.sim: ctrl tensor written, `sim.step(4)`."""
-    kw = {"nthread": nthread} if backend == "mujoco" else {}
+    kw = {"nthread": nthread} if backend == "mujoco" else {"graphs": graphs}
     sim = make_sim(QUADRUPED, n, device=device, backend=backend, keyframe="home", **kw)
     u = torch.as_tensor(_controls(sim.model, n, steps), dtype=sim.dtype, device=sim.device)
     sim.step(DECIMATION)  # warm-up (graph capture on CUDA)
@@ -173,9 +173,37 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
         print("TensorRT: not installed here (no figure)")
 
 
+def bench_iteration(n: int, iterations: int, device: str, backend: str, nthread: int) -> dict:
+    """Seconds per PPO iteration split into physics, task logic, policy/storage and update."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from simrl import ROOT
+    from simrl.registry import make
+    from simrl.rl.runner import Trainer
+
+    kw = {"nthread": nthread} if backend == "mujoco" else {}
+    env = make("quadruped", num_envs=n, device=device, backend=backend, sim=kw)
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base=None):
+        agent = OmegaConf.to_container(compose("train", overrides=["task=quadruped"]).agent)
+    trainer = Trainer(env, agent)
+    trainer.learn(1, progress=False)  # warm-up (graph capture, allocation)
+    env.profile, env.timers = True, {"physics": 0.0, "env_step": 0.0}
+    hist = trainer.learn(iterations, progress=False)[-iterations:]
+    collect = sum(m["collect_s"] for m in hist)
+    learn = sum(m["learn_s"] for m in hist)
+    total = collect + learn
+    physics, env_step = env.timers["physics"], env.timers["env_step"]
+    return {"num_envs": n, "iteration_s": total / iterations,
+            "steps_per_s": n * agent["num_steps_per_env"] * iterations / total,
+            "physics": physics / total, "task": (env_step - physics) / total,
+            "policy_storage": (collect - env_step) / total, "ppo_update": learn / total}
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m simrl.bench", description=__doc__.split("\n")[0])
-    p.add_argument("mode", nargs="?", default="sim", choices=("sim", "env", "export"))
+    p.add_argument("mode", nargs="?", default="sim", choices=("sim", "env", "export", "iteration"))
+    p.add_argument("--device", default="auto", help="iteration mode: auto | cpu | cuda")
     p.add_argument("--onnx", default=None, help="export mode: a policy.onnx to time")
     p.add_argument("--num-worlds", type=int, nargs="+", default=None)
     p.add_argument("--steps", type=int, default=None, help="control steps per timing")
@@ -191,6 +219,20 @@ def main(argv: list[str] | None = None) -> None:
         bench_export(args.onnx, 200 if args.quick else 5000)
         _rerun(argv)
         return
+    if args.mode == "iteration":
+        from simrl.sim import resolve_device
+
+        dev = resolve_device(args.device)
+        backend = "mjwarp" if dev.type == "cuda" else "mujoco"
+        print(f"PPO iteration time shares, quadruped, backend {backend} on {dev}")
+        print(f"{'envs':>7} {'s/iter':>8} {'steps/s':>10} {'physics':>8} {'task':>6} "
+              f"{'policy+storage':>15} {'PPO update':>11}")
+        for n in sizes:
+            r = bench_iteration(n, 2 if args.quick else 5, str(dev), backend, nthread)
+            print(f"{n:>7} {r['iteration_s']:>8.2f} {r['steps_per_s']:>10,.0f} {r['physics']:>8.0%} "
+                  f"{r['task']:>6.0%} {r['policy_storage']:>15.0%} {r['ppo_update']:>11.0%}")
+        _rerun(argv)
+        return
 
     print(f"simrl.bench {args.mode}: quadruped, decimation {DECIMATION}, {nthread} threads, "
           f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
@@ -203,10 +245,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{n:>8} {r['bare']:>24,.0f} {r['simrl']:>36,.0f} {r['ratio']:>7.3f}")
 
     if args.mode == "sim" and torch.cuda.is_available():
-        print(f"mjwarp on {torch.cuda.get_device_name(0)}:")
+        print(f"mjwarp on {torch.cuda.get_device_name(0)} (decimation {DECIMATION}):")
+        print(f"{'worlds':>8} {'graphs on env-steps/s':>22} {'graphs off':>12} {'on/off':>7}")
         for n in [1024, 4096, 16384] if not args.quick else [1024]:
-            sps = sim_loop(n, steps, "mjwarp", "cuda:0", nthread)
-            print(f"{n:>8} mjwarp env-steps/s {sps:>14,.0f}")
+            on = sim_loop(n, steps, "mjwarp", "cuda:0", nthread, graphs=True)
+            off = sim_loop(n, steps, "mjwarp", "cuda:0", nthread, graphs=False)
+            print(f"{n:>8} {on:>22,.0f} {off:>12,.0f} {on / off:>7.2f}")
     _rerun(argv)
 
 

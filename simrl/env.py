@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -131,6 +132,8 @@ class EnvBatch(gym.vector.VectorEnv):
         self.time_out_buf = torch.zeros_like(self.terminated_buf)
         self.episode_sums = {k: torch.zeros(n, **f32) for k in cfg.rewards}
         self.unstable_count = 0
+        self.profile = False  # True: accumulate seconds in self.timers (syncs the device)
+        self.timers = {"physics": 0.0, "env_step": 0.0}
         self.action_offset = torch.zeros(self.num_actions, **f32)  # ctrl = offset + scale * a
         self.setup()
 
@@ -210,6 +213,33 @@ class EnvBatch(gym.vector.VectorEnv):
         return obs, rew, term, trunc, infos
 
     def _step(self, actions: torch.Tensor, final_obs: bool):
+        if self.profile:
+            return self._profiled_step(actions, final_obs)
+        return self._step_impl(actions, final_obs)
+
+    def _profiled_step(self, actions, final_obs):
+        sync = torch.cuda.synchronize if self.device.type == "cuda" else (lambda: None)
+        sim_step = self.sim.step
+
+        def timed_step(n):
+            sync()
+            t = time.perf_counter()
+            sim_step(n)
+            sync()
+            self.timers["physics"] += time.perf_counter() - t
+
+        sync()
+        t0 = time.perf_counter()
+        self.sim.step = timed_step
+        try:
+            out = self._step_impl(actions, final_obs)
+        finally:
+            del self.sim.step  # back to the class method
+        sync()
+        self.timers["env_step"] += time.perf_counter() - t0
+        return out
+
+    def _step_impl(self, actions: torch.Tensor, final_obs: bool):
         actions = torch.as_tensor(actions, device=self.device, dtype=torch.float32)
         actions = torch.nan_to_num(actions).clamp(-self.cfg.action_clip, self.cfg.action_clip)
         self.last_actions.copy_(self.actions)
@@ -272,7 +302,8 @@ class EnvBatch(gym.vector.VectorEnv):
                 elif scale != 1.0:
                     value = value * scale
                 if noise and self.cfg.obs_noise:
-                    value = value + (torch.rand(value.shape, generator=self.gen, device=self.device) * 2 - 1) * noise
+                    u = torch.rand(value.shape, generator=self.gen, device=self.device)
+                    value = value + (2 * u - 1) * noise
                 buf[:, sl] = value
             torch.nan_to_num_(buf, nan=0.0, posinf=clip, neginf=-clip).clamp_(-clip, clip)
         return self._obs_buf

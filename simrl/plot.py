@@ -41,7 +41,7 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path, metrics=DEFAULT_METRI
     if not metrics:
         raise ValueError("none of the requested metrics are in these runs")
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.4), squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
+    for ax, metric in zip(axes[0], metrics, strict=True):
         series = [(d, c["env_steps"], c[metric]) for d, c in runs if metric in c]
         if separate or len(series) == 1:
             for d, x, y in series:

@@ -86,8 +86,8 @@ def test_seeding_gives_identical_rollouts():
         return out
 
     a, b, c = rollout(5), rollout(5), rollout(6)
-    assert all(torch.equal(x[0], y[0]) and torch.equal(x[1], y[1]) for x, y in zip(a, b))
-    assert not all(torch.equal(x[0], y[0]) for x, y in zip(a, c))
+    assert all(torch.equal(x[0], y[0]) and torch.equal(x[1], y[1]) for x, y in zip(a, b, strict=True))
+    assert not all(torch.equal(x[0], y[0]) for x, y in zip(a, c, strict=True))
 
 
 def test_make_vec_and_simrl_make():

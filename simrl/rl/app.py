@@ -192,6 +192,7 @@ def export(cfg: DictConfig) -> dict[str, Any]:
           f"max |onnx - torch| = {report['max_abs_diff']:.2e}")
     if cfg.format == "tensorrt":
         report["tensorrt"] = build_tensorrt(report["onnx"], cfg.precision)
+        print(f"simrl export: TensorRT {cfg.precision} engine {report['tensorrt']}")
     return report
 
 

@@ -58,7 +58,8 @@ def run_sim2sim(
     d = mujoco.MjData(m)
     rng = np.random.default_rng(seed)
     decimation = int(meta["decimation"])
-    steps = int(round(20.0 / meta["control_dt"])) if task == "quadruped" else int(round(5.0 / meta["control_dt"]))
+    episode_s = 20.0 if task == "quadruped" else 5.0
+    steps = int(round(episode_s / meta["control_dt"]))
     settle = int(settle_s / meta["control_dt"])
     trunk = m.body("trunk").id if task == "quadruped" else -1
     returns, lin_errs, yaw_errs, falls = [], [], [], []

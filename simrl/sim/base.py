@@ -4,7 +4,8 @@ A `Sim` holds `num_worlds` copies of one MjModel and exposes their state as torc
 shape `(num_worlds, ...)` that alias the backend's own arrays (no copies). Writes to `ctrl`,
 `qpos`, `qvel`, `qfrc_applied` and `xfrc_applied` are the state the next `step` starts from.
 
-Derived views (`xpos`, `xquat`, `cvel`, `sensordata`, `cfrc_ext`, `actuator_force`) follow `mj_step`'s convention:
+Derived views (`xpos`, `xquat`, `cvel`, `sensordata`, `cfrc_ext`, `actuator_force`) follow
+`mj_step`'s convention:
 after `step` they describe the state before the last substep; `forward()` makes them current.
 """
 
@@ -174,7 +175,7 @@ class Sim(abc.ABC):
             self.qvel[ids] = torch.as_tensor(qvel, device=self.device, dtype=self.dtype)
         self._after_reset(ids)
 
-    def _after_reset(self, ids: torch.Tensor) -> None:
+    def _after_reset(self, ids: torch.Tensor) -> None:  # noqa: B027 (optional hook)
         """Bring derived fields of the reset worlds up to date (backend hook)."""
 
     # --- health -------------------------------------------------------------------------------

@@ -18,7 +18,10 @@ import warp as wp
 from simrl.sim.base import Sim, SimError
 
 if not os.environ.get("SIMRL_WARP_VERBOSE"):
-    wp.config.quiet = True  # no banner or per-module compile lines unless asked
+    # no banner or per-module compile lines unless asked (warp >= 1.19 filters by log level)
+    wp.config.quiet = True
+    if hasattr(wp.config, "log_level"):
+        wp.config.log_level = 30  # warnings and errors only
 
 # Overflow bits that mean lost contacts or constraints (solver iteration limits are not errors).
 _LOST = (
@@ -99,7 +102,7 @@ class WarpSim(Sim):
         self._reset_torch = wp.to_torch(self._reset_mask)
         self._init = {
             k: torch.as_tensor(v, dtype=self.dtype, device=self.device)
-            for k, v in zip(("qpos", "qvel", "ctrl"), self._keyframe_state(self.keyframe))
+            for k, v in zip(("qpos", "qvel", "ctrl"), self._keyframe_state(self.keyframe), strict=True)
         }
         self._params: dict[str, torch.Tensor] = {}
 
