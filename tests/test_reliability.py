@@ -31,6 +31,7 @@ def test_nan_injected_mid_training_is_reset_and_never_reaches_the_learner():
     env.sim.qpos[7, 2] = float("inf")   # and world 7
     trainer.learn(3, progress=False)
     assert env.unstable_count >= 2
+    assert sum(m.get("sim/unstable_resets", 0.0) for m in trainer.history) == env.unstable_count
     for m in trainer.history:
         assert all(math.isfinite(v) for k, v in m.items() if k.startswith("Loss/")), m
     actor = trainer.alg.get_policy()

@@ -244,7 +244,8 @@ class Trainer:
                     "mean_episode_length": sum(lengths) / len(lengths) if lengths else float("nan"),
                     "action_std": float(alg.get_policy().output_std.detach().mean()),
                     **{f"Loss/{k}": float(v) for k, v in losses.items()},
-                    **{k: sum(v) / len(v) for k, v in ep_logs.items()},
+                    # counts add up over the iteration; episode averages are averaged
+                    **{k: sum(v) if k.startswith("sim/") else sum(v) / len(v) for k, v in ep_logs.items()},
                 }
                 self.history.append(m)
                 bar.set_postfix(
