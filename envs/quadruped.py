@@ -121,7 +121,7 @@ class QuadrupedEnv(EnvBatch):
         first_contact = (self.air_time > 0) & self.contact
         self.first_contact = first_contact
         self.air_time_on_landing = self.air_time * first_contact
-        self.air_time = (self.air_time + self.dt) * ~self.contact
+        self.air_time.add_(self.dt).mul_(~self.contact)  # in place: stays a normal tensor
         step = self.episode_length_buf
         resample = (step % self.resample_steps == 0).nonzero().flatten()
         if resample.numel():

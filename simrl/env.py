@@ -275,7 +275,7 @@ class EnvBatch(gym.vector.VectorEnv):
         return self._obs_buf, self.reward_buf, self.terminated_buf, self.time_out_buf, infos
 
     def compute_rewards(self, unstable: torch.Tensor | None = None) -> None:
-        self.reward_buf.zero_()
+        self.reward_buf = torch.zeros_like(self.reward_buf)  # fresh: the last one was returned
         for name, weight in self.cfg.rewards.items():
             if weight == 0.0:
                 continue
@@ -289,12 +289,13 @@ class EnvBatch(gym.vector.VectorEnv):
 
     def compute_observations(self) -> dict[str, torch.Tensor]:
         clip = self.cfg.obs_clip
+        fresh: dict[str, torch.Tensor] = {}  # a new dict too: callers may keep the last one
         for group, layout in self.obs_layout.items():
             # a fresh buffer each step: rsl-rl keeps a reference to the observation it acted on
             # until the transition is stored after the next env step, so writing in place would
             # silently record o_{t+1} as o_t
             buf = torch.empty_like(self._obs_buf[group])
-            self._obs_buf[group] = buf
+            fresh[group] = buf
             for name, sl, scale, noise in layout:
                 value = self.OBS_TERMS[name](self)
                 if isinstance(scale, list):
@@ -306,6 +307,7 @@ class EnvBatch(gym.vector.VectorEnv):
                     value = value + (2 * u - 1) * noise
                 buf[:, sl] = value
             torch.nan_to_num_(buf, nan=0.0, posinf=clip, neginf=-clip).clamp_(-clip, clip)
+        self._obs_buf = fresh
         return self._obs_buf
 
     def _scale_tensor(self, scale: list[float]) -> torch.Tensor:

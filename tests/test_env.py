@@ -42,6 +42,18 @@ def test_spaces_contain_reset_and_step_outputs(quad):
         assert v.dtype == torch.float32 and v.device == quad.device and torch.isfinite(v).all()
 
 
+def test_returned_observations_and_rewards_are_not_overwritten(quad):
+    o1, _ = quad.reset(seed=0)
+    p1 = o1["policy"].clone()
+    o2, r2, *_ = quad.step(torch.zeros(N, 12))
+    r2c = r2.clone()
+    quad.step(torch.zeros(N, 12))
+    assert o1 is not o2 and torch.equal(o1["policy"], p1) and torch.equal(r2, r2c)
+    with torch.inference_mode():
+        quad.step(torch.zeros(N, 12))
+    quad.reset(seed=0)  # inference-mode steps must not poison later resets
+
+
 def test_metadata_declares_same_step_autoreset(quad):
     assert quad.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     assert quad.num_envs == N and quad.render_mode is None

@@ -112,4 +112,5 @@ class DeployPolicy:
         """(joint position targets, kp, kd) for the readings; remembers the action."""
         action = np.clip(self.infer(self.observation(readings)), -self.clip, self.clip)
         self.last_action = action.astype(np.float32)
-        return self.offset + self.scale * action, self.kp, self.kd
+        lo, hi = np.asarray(self.meta["action"]["ctrl_range"]).T  # MuJoCo clamps ctrl the same way
+        return np.clip(self.offset + self.scale * action, lo, hi), self.kp, self.kd

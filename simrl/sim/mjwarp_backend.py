@@ -147,8 +147,9 @@ class WarpSim(Sim):
             raise SimError(
                 f"MuJoCo Warp buffer overflow ({bits!r}) in {len(worlds)} worlds "
                 f"{worlds[:10]}: contacts or constraints were dropped. Raise nconmax "
-                f"(now {self.nconmax}) and njmax (now {self.njmax}), e.g. "
-                f"sim.nconmax={2 * self.nconmax} sim.njmax={2 * self.njmax}."
+                f"(now {self.nconmax}) and njmax (now {self.njmax}): make_sim(..., "
+                f"nconmax={2 * self.nconmax}, njmax={2 * self.njmax}) or, in train.py, "
+                f"sim.kwargs.nconmax={2 * self.nconmax} sim.kwargs.njmax={2 * self.njmax}."
             )
 
     def forward(self, ids: torch.Tensor | None = None) -> None:
