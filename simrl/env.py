@@ -121,7 +121,6 @@ class EnvBatch(gym.vector.VectorEnv):
         self.max_episode_length = math.ceil(cfg.episode_length_s / self.dt)
         self.gen = torch.Generator(device=self.device)
         self.gen.manual_seed(seed)
-        self._seed = seed
 
         n, f32 = num_envs, dict(device=self.device, dtype=torch.float32)
         self.episode_length_buf = torch.zeros(n, device=self.device, dtype=torch.long)
@@ -342,7 +341,6 @@ class EnvBatch(gym.vector.VectorEnv):
         """gymnasium reset: every env to a fresh episode; `seed` reseeds the env's generator."""
         if seed is not None:
             self.gen.manual_seed(seed)
-            self._seed = seed
         self.reset_all()
         for sums in self.episode_sums.values():
             sums.zero_()

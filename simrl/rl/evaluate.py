@@ -39,7 +39,7 @@ def evaluate(
     for t in tqdm(range(env.max_episode_length), disable=not progress, desc="evaluate"):
         obs, rew, term, trunc, _ = env.step(policy(obs))
         if hasattr(env, "base_lin_vel_b") and t >= settle:
-            # errors of the state the step ended in (read before the reset replaced it)
+            # envs that ended this step were already reset inside step: count only live ones
             live = first & ~(term | trunc)
             cmd = env.commands
             lin = (env.base_lin_vel_b[:, :2] - cmd[:, :2]).norm(dim=1)

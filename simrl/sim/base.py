@@ -129,7 +129,6 @@ class Sim(abc.ABC):
         self.model = model
         self.num_worlds = num_worlds
         self.keyframe = keyframe_id(model, keyframe)
-        self._init_qpos, self._init_qvel, self._init_ctrl = self._keyframe_state(self.keyframe)
 
     def _keyframe_state(self, key: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m = self.model
