@@ -144,3 +144,27 @@ def test_quadruped_env_agrees_across_backends():
     assert torch.isfinite(ob).all() and torch.equal(ta, tb)
     torch.testing.assert_close(ob, oa, atol=0.05, rtol=0.05)
     torch.testing.assert_close(rb, ra, atol=1e-3, rtol=0.05)
+
+
+def test_per_world_mass_recomputes_each_worlds_constants(quad):
+    """set_const after a per-world mass edit: world 1's derived constants are its own."""
+    trunk = quad.body_ids(["trunk"])[0]
+    base = float(quad.model.body_mass[trunk])
+    mass = quad.param("body_mass")
+    mass[1, trunk] = base + 3.0
+    quad.set_const()
+    try:
+        ref = mujoco.MjModel.from_xml_path(str(QUADRUPED))
+        ref.body_mass[trunk] = base + 3.0
+        data = mujoco.MjData(ref)
+        mujoco.mj_setConst(ref, data)
+        for field in ("body_subtreemass", "dof_invweight0", "actuator_acc0"):
+            got = quad.m.__getattribute__(field).numpy()
+            assert got.shape[0] == N, field
+            np.testing.assert_allclose(got[1], getattr(ref, field), rtol=1e-4, err_msg=field)
+            # the other worlds keep the unchanged model's constants
+            np.testing.assert_allclose(got[0], getattr(quad.model, field), rtol=1e-4, err_msg=field)
+        assert quad.m.body_subtreemass.numpy()[1, 0] > quad.m.body_subtreemass.numpy()[0, 0] + 2.9
+    finally:
+        mass[1, trunk] = base
+        quad.set_const()

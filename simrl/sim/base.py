@@ -20,7 +20,9 @@ import numpy as np
 import torch
 
 # Model fields that mj_setConst reads: writing one per world needs `set_const()` afterwards.
-SETCONST_FIELDS = frozenset({"body_mass", "body_inertia", "body_ipos", "body_iquat", "qpos0"})
+SETCONST_FIELDS = frozenset(
+    {"body_mass", "body_inertia", "body_ipos", "body_iquat", "qpos0", "dof_armature"}
+)
 
 # Fields tasks typically randomize per world; others work too where the backend allows.
 COMMON_PARAMS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import warp as wp
 
-from simrl.sim.base import Sim, SimError
+from simrl.sim.base import SETCONST_FIELDS, Sim, SimError
 
 if not os.environ.get("SIMRL_WARP_VERBOSE"):
     # no banner or per-module compile lines unless asked (warp >= 1.19 filters by log level)
@@ -31,6 +31,15 @@ _LOST = (
     | mjw.OverflowType.NARROWPHASE
     | mjw.OverflowType.CCD
     | mjw.OverflowType.NVMAX
+)
+
+
+# Model fields that `set_const` writes. They stay shared (leading dim 1) until an input of
+# set_const is made per world; then they are tiled too, or every world would get world 0's.
+_SETCONST_OUTPUTS = (
+    "body_subtreemass", "dof_invweight0", "body_invweight0", "tendon_invweight0", "actuator_acc0",
+    "tendon_length0", "eq_data", "cam_pos0", "cam_poscom0", "cam_mat0", "light_pos0",
+    "light_poscom0", "light_dir0", "geom_aabb", "geom_rbound",
 )
 
 
@@ -174,18 +183,27 @@ class WarpSim(Sim):
         arr = getattr(self.m, name, None)
         if not isinstance(arr, wp.array):
             raise KeyError(f"cannot randomize model field '{name}' per world: not a Model array")
-        n = self.num_worlds
-        if arr.shape[0] != n:
-            host = arr.numpy()
-            if host.shape[0] != 1:
-                raise KeyError(f"model field '{name}' has no per-world leading dim: {arr.shape}")
-            tiled = np.ascontiguousarray(np.repeat(host, n, axis=0))
-            arr = wp.array(tiled, dtype=arr.dtype, device=self.wp_device)
-            setattr(self.m, name, arr)
-            self._graphs.clear()  # captured graphs hold the old array's address
+        if arr.shape[0] != self.num_worlds and arr.shape[0] != 1:
+            raise KeyError(f"model field '{name}' has no per-world leading dim: {arr.shape}")
+        arr = self._tile(name)
+        if name in SETCONST_FIELDS:
+            for out in _SETCONST_OUTPUTS:
+                if getattr(self.m, out, None) is not None:
+                    self._tile(out)
         view = wp.to_torch(arr)
         self._params[name] = view
         return view
+
+    def _tile(self, name: str) -> wp.array:
+        """Give model field `name` one row per world (a copy of its shared row), in place."""
+        arr = getattr(self.m, name)
+        if arr.shape[0] == self.num_worlds or arr.size == 0:
+            return arr
+        tiled = np.ascontiguousarray(np.repeat(arr.numpy(), self.num_worlds, axis=0))
+        arr = wp.array(tiled, dtype=arr.dtype, device=self.wp_device)
+        setattr(self.m, name, arr)
+        self._graphs.clear()  # captured graphs hold the old array's address
+        return arr
 
     def set_const(self, ids: torch.Tensor | None = None) -> None:
         """All worlds (MuJoCo Warp has no per-world set_const); unchanged worlds stay equal."""
