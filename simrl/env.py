@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -33,7 +34,7 @@ from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from simrl import ASSETS
-from simrl.sim import Sim, make_sim, resolve_device
+from simrl.sim import Sim, SimError, make_sim, resolve_device
 
 
 @dataclass
@@ -131,6 +132,7 @@ class EnvBatch(gym.vector.VectorEnv):
         self.time_out_buf = torch.zeros_like(self.terminated_buf)
         self.episode_sums = {k: torch.zeros(n, **f32) for k in cfg.rewards}
         self.unstable_count = 0
+        self._warned_sim_error = False
         self.profile = False  # True: accumulate seconds in self.timers (syncs the device)
         self.timers = {"physics": 0.0, "env_step": 0.0}
         self.action_offset = torch.zeros(self.num_actions, **f32)  # ctrl = offset + scale * a
@@ -244,10 +246,12 @@ class EnvBatch(gym.vector.VectorEnv):
         self.last_actions.copy_(self.actions)
         self.actions.copy_(actions)
         self.apply_actions(self.actions)
-        self.sim.step(self.cfg.decimation)
+        failed = self._sim_step()
         self.episode_length_buf += 1
 
         unstable = self.sim.unstable(self.cfg.max_qvel)
+        if failed is not None:
+            unstable[failed.to(self.device)] = True
         self.update()
         self.terminated_buf = self.terminated() | unstable
         self.time_out_buf = (self.episode_length_buf >= self.max_episode_length) & ~self.terminated_buf
@@ -272,6 +276,19 @@ class EnvBatch(gym.vector.VectorEnv):
         self.extras["time_outs"] = self.time_out_buf
         infos["time_outs"] = self.time_out_buf
         return self._obs_buf, self.reward_buf, self.terminated_buf, self.time_out_buf, infos
+
+    def _sim_step(self) -> torch.Tensor | None:
+        """Step the physics; ids of worlds the engine failed on (they are reset as unstable)."""
+        try:
+            self.sim.step(self.cfg.decimation)
+        except SimError as e:
+            if e.worlds is None:  # a failure of the whole batch (e.g. buffer overflow): stop
+                raise
+            if not self._warned_sim_error:  # once: the count is logged as sim/unstable_resets
+                warnings.warn(f"{e} (resetting them; warned once)", RuntimeWarning, stacklevel=3)
+                self._warned_sim_error = True
+            return e.worlds
+        return None
 
     def compute_rewards(self, unstable: torch.Tensor | None = None) -> None:
         self.reward_buf = torch.zeros_like(self.reward_buf)  # fresh: the last one was returned

@@ -220,3 +220,32 @@ def test_nonfinite_world_is_reset_and_counted():
     assert all(torch.isfinite(v).all() for v in obs.values())
     assert env.unstable_count == 1 and env.extras["log"]["sim/unstable_resets"] == 1.0
     assert torch.isfinite(env.sim.qpos).all()
+
+
+def test_engine_failure_in_some_worlds_resets_them_and_training_goes_on(monkeypatch):
+    from simrl.sim import SimError
+
+    env = make("quadruped", 4, device="cpu", seed=0)
+    env.reset(seed=0)
+    real_step = type(env.sim).step
+
+    def failing_step(nstep=1):  # as mujoco.batch does: the others step, worlds 2 keeps its state
+        real_step(env.sim, nstep)
+        raise SimError("MuJoCo failed in worlds [2]", worlds=torch.tensor([2]))
+
+    monkeypatch.setattr(env.sim, "step", failing_step)
+    with pytest.warns(RuntimeWarning, match=r"failed in worlds \[2\].*resetting them"):
+        obs, rew, term, trunc, _ = env.step(torch.zeros(4, 12))
+    assert term.tolist() == [False, False, True, False] and rew[2] == 0.0
+    assert env.episode_length_buf.tolist() == [1, 1, 0, 1]
+    assert env.unstable_count == 1 and env.extras["log"]["sim/unstable_resets"] == 1.0
+    monkeypatch.undo()
+    obs, rew, term, *_ = env.step(torch.zeros(4, 12))
+    assert not term.any() and all(torch.isfinite(v).all() for v in obs.values())
+
+    def batch_failure(nstep=1):  # a failure of the whole batch has no worlds to reset: it stops
+        raise SimError("buffer overflow")
+
+    monkeypatch.setattr(env.sim, "step", batch_failure)
+    with pytest.raises(SimError, match="buffer overflow"):
+        env.step(torch.zeros(4, 12))

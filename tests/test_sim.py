@@ -204,3 +204,48 @@ def test_unknown_body_name_lists_valid():
     sim = make_sim(PENDULUM, 1, backend="mujoco")
     with pytest.raises(KeyError, match="no body named 'arm' in the model; valid:.*pole"):
         sim.body_ids(["arm"])
+
+
+_WELD_XML = """
+<mujoco>
+  <worldbody>
+    <body name="mocap" mocap="true"/>
+    <body name="pole">
+      <joint name="hinge" type="hinge" axis="0 1 0"/><geom size=".05 .5" type="capsule"/>
+    </body>
+  </worldbody>
+  <equality><weld body1="mocap" body2="pole"/></equality>
+</mujoco>
+"""
+
+
+def test_engine_failure_names_the_failed_worlds_and_the_rest_step():
+    sim = make_sim(mujoco.MjModel.from_xml_string(_WELD_XML), 4, backend="mujoco")
+    sim.qvel[:, 0] = 1.0
+    eq_type = sim.param("eq_type")
+    eq_type[[1, 3]] = 99  # an unknown constraint type: MuJoCo raises in those worlds only
+    before = sim.qpos.clone()
+    with pytest.raises(SimError, match=r"failed in worlds \[1, 3\]") as e:
+        sim.step()
+    assert e.value.worlds.tolist() == [1, 3]
+    assert torch.equal(sim.qpos[[1, 3]], before[[1, 3]])  # kept their state
+    assert (sim.qpos[[0, 2]] != before[[0, 2]]).all()  # the others stepped
+    eq_type[[1, 3]] = int(sim.model.eq_type[0])
+    sim.reset(e.value.worlds)
+    sim.step()  # and the batch goes on
+    assert torch.isfinite(sim.qpos).all()
+
+
+def test_reset_ids_are_checked_and_deduplicated():
+    sim = make_sim(PENDULUM, 3, backend="mujoco")
+    with pytest.raises(IndexError, match=r"world id 3 out of range: this sim has worlds 0..2"):
+        sim.reset([0, 3])
+    with pytest.raises(IndexError, match="world id -1 out of range"):
+        sim.reset([-1])
+    with pytest.raises(ValueError, match=r"world ids repeat \[2\]"):
+        sim.reset([2, 0, 2], qvel=torch.zeros(3, 1))
+    sim.qvel[:] = 1.0
+    sim.reset(torch.tensor([2, 0]), qvel=torch.tensor([[5.0], [7.0]]))  # rows follow the ids' order
+    assert sim.qvel[:, 0].tolist() == [7.0, 1.0, 5.0]
+    sim.reset([1, 1])  # a plain reset may name a world twice
+    assert sim.qvel[1, 0] == 0.0

@@ -29,7 +29,15 @@ COMMON_PARAMS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_bia
 
 
 class SimError(RuntimeError):
-    """A simulation failed in a way the caller must act on (names the worlds and the fix)."""
+    """A simulation failed in a way the caller must act on (names the worlds and the fix).
+
+    `worlds` holds the failed worlds' ids where only those failed and the others stepped (the
+    env batch then resets them as unstable); None where the failure concerns the whole batch.
+    """
+
+    def __init__(self, message: str, worlds: torch.Tensor | None = None):
+        super().__init__(message)
+        self.worlds = worlds
 
 
 def load_model(model: str | Path | mujoco.MjModel) -> mujoco.MjModel:
@@ -169,12 +177,28 @@ class Sim(abc.ABC):
         ids = torch.as_tensor(ids, device=self.device, dtype=torch.long).reshape(-1)
         if ids.numel() == 0:
             return
-        self._reset_worlds(ids)
+        unique = self._check_ids(ids, with_state=qpos is not None or qvel is not None)
+        self._reset_worlds(unique)
         if qpos is not None:
             self.qpos[ids] = torch.as_tensor(qpos, device=self.device, dtype=self.dtype)
         if qvel is not None:
             self.qvel[ids] = torch.as_tensor(qvel, device=self.device, dtype=self.dtype)
-        self._after_reset(ids)
+        self._after_reset(unique)
+
+    def _check_ids(self, ids: torch.Tensor, with_state: bool) -> torch.Tensor:
+        """`ids` sorted and unique for the backend; out-of-range ids raise naming one.
+
+        With `qpos`/`qvel` rows to write, a repeated id is ambiguous (which row wins) and raises.
+        """
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= self.num_worlds:
+            bad = lo if lo < 0 else hi
+            raise IndexError(f"world id {bad} out of range: this sim has worlds 0..{self.num_worlds - 1}")
+        unique, counts = torch.unique(ids, return_counts=True)
+        if with_state and unique.numel() != ids.numel():
+            raise ValueError(f"world ids repeat {unique[counts > 1].tolist()[:10]} while qpos/qvel "
+                             "give one row per id: pass each world once")
+        return unique
 
     def _after_reset(self, ids: torch.Tensor) -> None:  # noqa: B027 (optional hook)
         """Bring derived fields of the reset worlds up to date (backend hook)."""

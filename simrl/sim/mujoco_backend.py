@@ -71,8 +71,9 @@ class MujocoSim(Sim):
             self.batch.step(nstep=nstep)
         except mujoco.batch.SimulationError as e:
             raise SimError(
-                f"MuJoCo failed in worlds {e.ids.tolist()[:10]}: {e}. The other worlds stepped; "
-                "reset the failed ones with sim.reset(ids)."
+                f"MuJoCo failed in worlds {e.ids.tolist()[:10]}: {e}. The other worlds stepped "
+                "and the failed ones kept their state; reset them with sim.reset(ids).",
+                worlds=torch.as_tensor(np.asarray(e.ids), dtype=torch.long),
             ) from e
 
     def forward(self, ids: torch.Tensor | None = None) -> None:
