@@ -83,7 +83,7 @@ class QuadrupedEnv(EnvBatch):
     def setup(self) -> None:
         m, n, dev = self.model, self.num_envs, self.device
         f32 = dict(device=dev, dtype=torch.float32)
-        self.default_joint_pos = torch.as_tensor(m.key_qpos[0, 7:], **f32)
+        self.default_joint_pos = torch.as_tensor(self.sim.reset_state()["qpos"][7:], **f32)
         self.action_offset = self.default_joint_pos
         lo, hi = torch.as_tensor(m.jnt_range[1:], **f32).T
         mid, half = (lo + hi) / 2, (hi - lo) / 2
@@ -115,6 +115,11 @@ class QuadrupedEnv(EnvBatch):
     def apply_actions(self, actions: torch.Tensor) -> None:
         self.last_joint_vel.copy_(self.sim.qvel[:, 6:])
         super().apply_actions(actions)  # ctrl = home pose + action_scale * actions
+        # pushes go into the state the physics starts from, so this step's observation shows them
+        push = ((self.episode_length_buf + 1) % self.push_steps == 0).nonzero().flatten()
+        if push.numel() and self.cfg.push_vel > 0:
+            v = self.cfg.push_vel
+            self.sim.qvel[push, 0:2] += self.uniform((push.numel(), 2), -v, v).to(self.sim.dtype)
 
     def update(self) -> None:
         self.refresh()
@@ -126,10 +131,6 @@ class QuadrupedEnv(EnvBatch):
         resample = (step % self.resample_steps == 0).nonzero().flatten()
         if resample.numel():
             self._sample_commands(resample)
-        push = ((step % self.push_steps == 0) & (step > 0)).nonzero().flatten()
-        if push.numel() and self.cfg.push_vel > 0:
-            v = self.cfg.push_vel
-            self.sim.qvel[push, 0:2] += self.uniform((push.numel(), 2), -v, v).to(self.sim.dtype)
 
     def terminated(self) -> torch.Tensor:
         trunk_contact = self.sim.contact_force([self.trunk])[:, 0].norm(dim=-1) > 1.0

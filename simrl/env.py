@@ -343,7 +343,7 @@ class EnvBatch(gym.vector.VectorEnv):
         return log
 
     def _reset(self, ids: torch.Tensor) -> None:
-        self.sim.reset(ids)
+        self.sim.reset(ids, forward=False)  # forwarded below, after the task's own reset
         self.episode_length_buf[ids] = 0
         self.actions[ids] = 0.0
         self.last_actions[ids] = 0.0

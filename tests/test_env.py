@@ -249,3 +249,29 @@ def test_engine_failure_in_some_worlds_resets_them_and_training_goes_on(monkeypa
     monkeypatch.setattr(env.sim, "step", batch_failure)
     with pytest.raises(SimError, match="buffer overflow"):
         env.step(torch.zeros(4, 12))
+
+
+def test_a_push_shows_in_the_observation_of_the_step_it_happens():
+    """The policy sees a push the step it happens, whether or not another env reset then."""
+    from simrl.math import quat_rotate_inv
+
+    env = make("quadruped", 4, device="cpu", seed=0, cfg={"push_interval_s": 0.06, "obs_noise": False})
+    assert env.push_steps == 3
+    env.reset(seed=0)
+    for _ in range(2):
+        env.step(torch.zeros(4, 12))
+    v_before = env.base_lin_vel_b.clone()
+    obs, _, term, trunc, _ = env.step(torch.zeros(4, 12))  # the push step; nobody resets
+    assert not (term | trunc).any()
+    qpos, qvel = env.sim.qpos.float(), env.sim.qvel.float()
+    v_now = quat_rotate_inv(qpos[:, 3:7], qvel[:, 0:3])
+    assert (v_now[:, :2] - v_before[:, :2]).norm(dim=1).min() > 0.05  # they were pushed
+    torch.testing.assert_close(obs["policy"][:, 0:3], 2.0 * v_now)  # base_lin_vel, scale 2
+
+
+def test_home_pose_follows_the_configured_keyframe():
+    env = make("quadruped", 2, device="cpu", seed=0, cfg={"keyframe": None})
+    m = env.model
+    np.testing.assert_allclose(env.default_joint_pos.numpy(), m.qpos0[7:], atol=1e-7)
+    assert not np.allclose(m.qpos0[7:], m.key_qpos[0, 7:])  # the keyframe would have differed
+    np.testing.assert_allclose(env.sim.ctrl[0].numpy(), m.qpos0[7:], atol=1e-7)

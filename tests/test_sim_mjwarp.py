@@ -168,3 +168,36 @@ def test_per_world_mass_recomputes_each_worlds_constants(quad):
     finally:
         mass[1, trunk] = base
         quad.set_const()
+
+
+_ACT_MOCAP_XML = """
+<mujoco>
+  <worldbody>
+    <body name="target" mocap="true" pos="0 0 1"/>
+    <body name="arm"><joint name="hinge" axis="0 1 0"/><geom size=".05 .3" type="capsule"/></body>
+  </worldbody>
+  <actuator><general name="motor" joint="hinge" dyntype="filter" dynprm="0.1"/></actuator>
+  <keyframe>
+    <key name="other" qpos="0.3" act="0.7" ctrl="0.5" mpos="1 2 3" mquat="0 1 0 0"/>
+  </keyframe>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("key", [None, "other"])
+def test_reset_restores_every_keyframe_field_as_mujoco_does(key):
+    """qpos, qvel, act, ctrl and mocap after a reset equal MuJoCo C's reset of that keyframe."""
+    model = mujoco.MjModel.from_xml_string(_ACT_MOCAP_XML)
+    sims = {b: make_sim(model, 2, device="cpu", backend=b, keyframe=key) for b in ("mujoco", "mjwarp")}
+    for sim in sims.values():
+        sim.ctrl[:] = -1.0
+        sim.step(20)  # move every field away from the keyframe
+        for f in ("act", "mocap_pos", "mocap_quat"):
+            getattr(sim, f)[:] = 0.25
+        sim.reset([1])
+    for f in ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat"):
+        want = getattr(sims["mujoco"], f)[1].float()
+        got = getattr(sims["mjwarp"], f)[1]
+        torch.testing.assert_close(got, want, msg=f"{f} after reset")
+    warp = sims["mjwarp"]
+    assert warp.act[0, 0] == 0.25 and warp.qpos[0, 0] != warp.qpos[1, 0]  # world 0 left alone

@@ -1,12 +1,13 @@
 """The batched-simulator interface shared by both backends.
 
 A `Sim` holds `num_worlds` copies of one MjModel and exposes their state as torch tensors of
-shape `(num_worlds, ...)` that alias the backend's own arrays (no copies). Writes to `ctrl`,
-`qpos`, `qvel`, `qfrc_applied` and `xfrc_applied` are the state the next `step` starts from.
+shape `(num_worlds, ...)` that alias the backend's own arrays (no copies). Writes to the state
+views (STATE_FIELDS: `qpos`, `qvel`, `act`, `ctrl`, mocap, applied forces) are the state the
+next `step` starts from.
 
-Derived views (`xpos`, `xquat`, `cvel`, `sensordata`, `cfrc_ext`, `actuator_force`) follow
-`mj_step`'s convention:
-after `step` they describe the state before the last substep; `forward()` makes them current.
+Derived views (DERIVED_FIELDS: `xpos`, `xquat`, `cvel`, `sensordata`, `cfrc_ext`,
+`actuator_force`) follow `mj_step`'s convention: after `step` they describe the state before the
+last substep; `forward()` makes them current.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ import torch
 SETCONST_FIELDS = frozenset(
     {"body_mass", "body_inertia", "body_ipos", "body_iquat", "qpos0", "dof_armature"}
 )
+
+# MjData fields every backend exposes as (num_worlds, ...) torch views.
+STATE_FIELDS = ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat", "qfrc_applied", "xfrc_applied")
+DERIVED_FIELDS = ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext", "actuator_force")
+
+# MjData fields a keyframe sets (mocap_pos is the keyframe's mpos, mocap_quat its mquat).
+RESET_FIELDS = ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat")
 
 # Fields tasks typically randomize per world; others work too where the backend allows.
 COMMON_PARAMS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
@@ -127,6 +135,9 @@ class Sim(abc.ABC):
     ctrl: torch.Tensor  # (N, nu)
     qfrc_applied: torch.Tensor  # (N, nv)
     xfrc_applied: torch.Tensor  # (N, nbody, 6)
+    act: torch.Tensor  # (N, na) actuator activations
+    mocap_pos: torch.Tensor  # (N, nmocap, 3)
+    mocap_quat: torch.Tensor  # (N, nmocap, 4) wxyz
     # derived views (read)
     xpos: torch.Tensor  # (N, nbody, 3)
     xquat: torch.Tensor  # (N, nbody, 4) wxyz
@@ -140,11 +151,15 @@ class Sim(abc.ABC):
         self.num_worlds = num_worlds
         self.keyframe = keyframe_id(model, keyframe)
 
-    def _keyframe_state(self, key: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        m = self.model
+    def reset_state(self) -> dict[str, np.ndarray]:
+        """The state `reset` puts a world in, by MjData field: the reset keyframe's, as
+        `mj_resetDataKeyframe` sets it (qpos, qvel, act, ctrl, mocap_pos, mocap_quat), or the
+        model defaults where no keyframe is set."""
+        m, key = self.model, self.keyframe
         if key < 0:
-            return m.qpos0.copy(), np.zeros(m.nv), np.zeros(m.nu)
-        return m.key_qpos[key].copy(), m.key_qvel[key].copy(), m.key_ctrl[key].copy()
+            data = mujoco.MjData(m)  # mj_resetData's defaults: qpos0, zeros, mocap at body_pos
+            return {f: getattr(data, f).copy() for f in RESET_FIELDS}
+        return {f: getattr(m, "key_" + f.replace("mocap_", "m"))[key].copy() for f in RESET_FIELDS}
 
     # --- stepping -----------------------------------------------------------------------------
     @abc.abstractmethod
@@ -167,10 +182,13 @@ class Sim(abc.ABC):
         ids: torch.Tensor | Sequence[int] | None = None,
         qpos: torch.Tensor | None = None,
         qvel: torch.Tensor | None = None,
+        forward: bool = True,
     ) -> None:
         """Reset worlds `ids` (all if None) to the keyframe, then to `qpos`/`qvel` if given.
 
-        `qpos: (len(ids), nq)`, `qvel: (len(ids), nv)`. Other worlds are untouched.
+        `qpos: (len(ids), nq)`, `qvel: (len(ids), nv)`. Other worlds are untouched. `forward`
+        brings the derived views up to date; a caller that edits the state further and calls
+        `forward` itself passes False (on mjwarp each forward costs a pass over all worlds).
         """
         if ids is None:
             ids = torch.arange(self.num_worlds, device=self.device)
@@ -183,7 +201,8 @@ class Sim(abc.ABC):
             self.qpos[ids] = torch.as_tensor(qpos, device=self.device, dtype=self.dtype)
         if qvel is not None:
             self.qvel[ids] = torch.as_tensor(qvel, device=self.device, dtype=self.dtype)
-        self._after_reset(unique)
+        if forward:
+            self.forward(unique)
 
     def _check_ids(self, ids: torch.Tensor, with_state: bool) -> torch.Tensor:
         """`ids` sorted and unique for the backend; out-of-range ids raise naming one.
@@ -199,9 +218,6 @@ class Sim(abc.ABC):
             raise ValueError(f"world ids repeat {unique[counts > 1].tolist()[:10]} while qpos/qvel "
                              "give one row per id: pass each world once")
         return unique
-
-    def _after_reset(self, ids: torch.Tensor) -> None:  # noqa: B027 (optional hook)
-        """Bring derived fields of the reset worlds up to date (backend hook)."""
 
     # --- health -------------------------------------------------------------------------------
     def unstable(self, max_qvel: float = float("inf")) -> torch.Tensor:

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import warp as wp
 
-from simrl.sim.base import SETCONST_FIELDS, Sim, SimError
+from simrl.sim.base import DERIVED_FIELDS, SETCONST_FIELDS, STATE_FIELDS, Sim, SimError
 
 if not os.environ.get("SIMRL_WARP_VERBOSE"):
     # no banner or per-module compile lines unless asked (warp >= 1.19 filters by log level)
@@ -103,15 +103,16 @@ class WarpSim(Sim):
                 ) from e
             self._reset_mask = wp.zeros(num_worlds, dtype=bool)
         d = self.d
-        for name in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "act"):
+        for name in STATE_FIELDS:
             setattr(self, name, wp.to_torch(getattr(d, name)))
-        for name in ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext", "actuator_force"):
+        for name in DERIVED_FIELDS:
             setattr(self, name, wp.to_torch(getattr(d, name)))
         self._overflow = wp.to_torch(d.overflow)
         self._reset_torch = wp.to_torch(self._reset_mask)
+        # what a reset writes on top of reset_data's model defaults (all of a keyframe's fields)
         self._init = {
-            k: torch.as_tensor(v, dtype=self.dtype, device=self.device)
-            for k, v in zip(("qpos", "qvel", "ctrl"), self._keyframe_state(self.keyframe), strict=True)
+            f: (wp.to_torch(getattr(d, f)), torch.as_tensor(v, dtype=self.dtype, device=self.device))
+            for f, v in self.reset_state().items() if v.size
         }
         self._params: dict[str, torch.Tensor] = {}
 
@@ -162,19 +163,16 @@ class WarpSim(Sim):
             )
 
     def forward(self, ids: torch.Tensor | None = None) -> None:
+        """All worlds (MuJoCo Warp has no per-world forward); the state is unchanged by it."""
         self._run("forward", lambda: mjw.forward(self.m, self.d))
 
     def _reset_worlds(self, ids: torch.Tensor) -> None:
         self._reset_torch.zero_()
         self._reset_torch[ids] = True
         self._run("reset", lambda: mjw.reset_data(self.m, self.d, reset=self._reset_mask))
-        self.qpos[ids] = self._init["qpos"]
-        self.qvel[ids] = self._init["qvel"]
-        self.ctrl[ids] = self._init["ctrl"]
+        for view, value in self._init.values():
+            view[ids] = value
         self._overflow[ids] = 0
-
-    def _after_reset(self, ids: torch.Tensor) -> None:
-        self.forward()  # all worlds: Warp has no per-world forward; state is unchanged by it
 
     # --- per-world parameters -------------------------------------------------------------
     def param(self, name: str) -> torch.Tensor:

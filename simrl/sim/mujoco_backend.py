@@ -14,7 +14,7 @@ import mujoco.batch
 import numpy as np
 import torch
 
-from simrl.sim.base import Sim, SimError
+from simrl.sim.base import DERIVED_FIELDS, STATE_FIELDS, Sim, SimError
 
 # Sensor types whose evaluation makes MuJoCo run mj_rnePostConstraint (fills cfrc_ext).
 _RNE_POST_SENSORS = {
@@ -55,9 +55,9 @@ class MujocoSim(Sim):
         self.nthread = nthread or default_nthread()
         self.batch = mujoco.batch.Batch(model, num_worlds, nthread=self.nthread, persistent=False)
         b = self.batch
-        for name in ("qpos", "qvel", "ctrl", "qfrc_applied", "xfrc_applied", "act"):
+        for name in STATE_FIELDS:
             setattr(self, name, torch.from_numpy(b.bind(name)))
-        for name in ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext", "actuator_force"):
+        for name in DERIVED_FIELDS:
             # derived fields are read-only numpy arrays refreshed in place by every call
             arr = b.bind(name)
             arr.flags.writeable = True  # torch.from_numpy needs a writable buffer; we only read
@@ -85,8 +85,6 @@ class MujocoSim(Sim):
     def _reset_worlds(self, ids: torch.Tensor) -> None:
         self.batch.reset(ids.numpy().astype(np.int32), keyframe=self.keyframe, stage=0)
 
-    def _after_reset(self, ids: torch.Tensor) -> None:
-        self.forward(ids)
 
     def param(self, name: str) -> torch.Tensor:
         if name not in self._params:
