@@ -150,3 +150,20 @@ def test_sim2sim_on_cartpole(tmp_path):
     report = export(_compose("export", f"checkpoint={run_dir}", "num_envs=8"))
     r = run_sim2sim(report["onnx"], episodes=3, seed=0)
     assert r["episodes"] == 3 and 0 <= r["fall_share"] <= 1 and r["mean_steps"] >= 1
+
+
+def test_export_follows_the_actors_observation_groups(tmp_path):
+    """An actor reading the critic group (privileged foot contacts) exports that layout."""
+    run_dir = tmp_path / "quad_critic_actor"
+    train(_compose("train", "task=quadruped", "num_envs=16", "max_iterations=1", "progress=false",
+                   "device=cpu", "agent.num_steps_per_env=4", "agent.obs_groups.actor=[critic]"), run_dir)
+    report = export(_compose("export", f"checkpoint={run_dir}", "num_envs=16"))
+    meta = load_metadata(report["onnx"])
+    assert meta["obs_groups"] == ["critic"] and meta["obs_dim"] == 52
+    assert meta["obs_terms"][-1] == {"name": "foot_contact", "start": 48, "stop": 52, "scale": 1.0}
+    assert report["num_checked"] >= 1000 and report["max_abs_diff"] <= 1e-5
+    deploy = DeployPolicy(report["onnx"])
+    readings = {"joint_pos": np.asarray(meta["default_joint_pos"]), "joint_vel": np.zeros(12),
+                "gyro": np.zeros(3), "quat": np.array([1.0, 0, 0, 0]), "base_lin_vel": np.zeros(3),
+                "command": np.zeros(3), "foot_contact": np.ones(4)}
+    assert deploy.observation(readings).shape == (52,)

@@ -170,3 +170,20 @@ def test_multirun_sweep_over_two_seeds_in_parallel(tmp_path):
     assert all((p / "model_1.pt").is_file() for p in runs)
     table = (tmp_path / "summary.md").read_text()
     assert "seed=1" in table and "seed=2" in table and "mean_reward" in table
+
+
+def test_metrics_csv_widens_when_new_columns_appear(tmp_path):
+    import csv
+
+    from simrl.rl.runner import append_csv
+
+    path = tmp_path / "metrics.csv"
+    append_csv(path, {"iteration": 1, "mean_reward": 0.5})
+    append_csv(path, {"iteration": 2, "mean_reward": 0.7, "Episode/length_s": 3.0})  # new column
+    append_csv(path, {"iteration": 3, "Episode/length_s": 4.0, "mean_reward": 0.9})  # other order
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["iteration"] for r in rows] == ["1", "2", "3"]
+    assert [r["Episode/length_s"] for r in rows] == ["", "3.0", "4.0"]
+    assert [r["mean_reward"] for r in rows] == ["0.5", "0.7", "0.9"]
+    assert not (tmp_path / "metrics.csv.tmp").exists()

@@ -60,17 +60,22 @@ def _version(pkg: str) -> str:
         return "not installed"
 
 
-def policy_metadata(env: EnvBatch, checkpoint: str | Path, group: str = "policy") -> dict[str, Any]:
-    """Everything deploy needs, as JSON-able data."""
-    layout = [
-        {"name": n, "start": s.start, "stop": s.stop, "scale": sc}
-        for n, s, sc, _ in env.obs_layout[group]
-    ]
+def policy_metadata(env: EnvBatch, checkpoint: str | Path, groups: list[str]) -> dict[str, Any]:
+    """Everything deploy needs, as JSON-able data. The policy's input is its observation
+    `groups` concatenated in order (as rsl-rl's model reads them), so the term layout is too."""
+    layout, offset = [], 0
+    for group in groups:
+        if group not in env.obs_layout:
+            raise ExportError(f"the policy reads observation group '{group}' but task "
+                              f"'{env.task_name}' has groups {sorted(env.obs_layout)}")
+        for n, s, sc, _ in env.obs_layout[group]:
+            layout.append({"name": n, "start": offset + s.start, "stop": offset + s.stop, "scale": sc})
+        offset = layout[-1]["stop"]
     return {
-        "format_version": 1,
+        "format_version": 2,
         "task": env.task_name,
-        "obs_group": group,
-        "obs_dim": layout[-1]["stop"],
+        "obs_groups": list(groups),
+        "obs_dim": offset,
         "obs_terms": layout,
         "obs_clip": float(env.cfg.obs_clip),
         "num_actions": env.num_actions,
@@ -87,13 +92,13 @@ def policy_metadata(env: EnvBatch, checkpoint: str | Path, group: str = "policy"
 
 
 @torch.inference_mode()
-def record_observations(env: EnvBatch, policy, n: int, group: str = "policy") -> np.ndarray:
-    """At least `n` observations of `group` from rolling the policy out (with resets)."""
+def record_observations(env: EnvBatch, policy, n: int, groups: list[str]) -> np.ndarray:
+    """At least `n` policy inputs (`groups` concatenated) from rolling the policy out."""
     env.reset()
     obs = env.compute_observations()
     rows = []
     while sum(len(r) for r in rows) < n:
-        rows.append(obs[group].cpu().numpy().copy())
+        rows.append(torch.cat([obs[g] for g in groups], dim=1).cpu().numpy())
         obs, *_ = env.step(policy(obs))
     return np.concatenate(rows)[: max(n, 1)]
 
@@ -109,7 +114,8 @@ def export_onnx(
         logging.getLogger(name).setLevel(logging.WARNING)  # the exporter is chatty at INFO
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    meta = policy_metadata(env, checkpoint)
+    groups = list(getattr(actor, "obs_groups", None) or ["policy"])  # rsl-rl MLPModel's inputs
+    meta = policy_metadata(env, checkpoint, groups)
     module = OnnxPolicy(actor).to("cpu").eval()
     onnx_path = out_dir / "policy.onnx"
     example = torch.zeros(2, meta["obs_dim"])
@@ -131,7 +137,7 @@ def export_onnx(
     def torch_policy(obs):
         return actor(TensorDict(dict(obs), batch_size=[env.num_envs]))
 
-    obs = record_observations(env, torch_policy, num_check)
+    obs = record_observations(env, torch_policy, num_check, groups)
     with torch.inference_mode():
         want = module(torch.from_numpy(obs)).numpy()
     session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])

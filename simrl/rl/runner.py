@@ -95,6 +95,34 @@ def dist_info() -> tuple[int, int, int]:
             int(os.environ.get("LOCAL_RANK", "0")))
 
 
+def append_csv(path: Path, row: dict[str, Any]) -> None:
+    """Append `row` to the CSV at `path`; a key the header lacks widens the whole file.
+
+    Columns appear when they first have a value (episode terms once an episode has ended), so
+    the header is the union of every row's keys; earlier rows leave the new columns empty.
+    """
+    fields: list[str] = []
+    if path.exists():
+        with open(path, newline="") as f:
+            fields = next(csv.reader(f), [])
+    added = [k for k in row if k not in fields]
+    if fields and added:  # rewrite with the wider header, atomically
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields + added)
+            w.writeheader()
+            w.writerows(rows + [row])
+        os.replace(tmp, path)
+        return
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields or list(row))
+        if not fields:
+            w.writeheader()
+        w.writerow(row)
+
+
 class _Runner(OnPolicyRunner):
     """rsl-rl's runner with multi-process setup that also works on the CPU (gloo).
 
@@ -284,13 +312,7 @@ class Trainer:
         for k, v in m.items():
             if k != "iteration":
                 self.writer.add_scalar(k if "/" in k else f"Train/{k}", v, it)
-        csv_path = self.run_dir / "metrics.csv"
-        new = not csv_path.exists()
-        with open(csv_path, "a", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(m), extrasaction="ignore")
-            if new:
-                w.writeheader()
-            w.writerow(m)
+        append_csv(self.run_dir / "metrics.csv", m)
 
     def policy(self):
         """The deterministic inference policy: obs TensorDict -> actions."""
