@@ -42,6 +42,18 @@ def quadruped_readings(m: mujoco.MjModel, d: mujoco.MjData, command) -> dict:
     }
 
 
+def control_step(m: mujoco.MjModel, d: mujoco.MjData, targets: np.ndarray, decimation: int) -> None:
+    """Hold `targets` for `decimation` physics steps, then bring the sensors up to date.
+
+    mj_step evaluates sensors before it integrates, so after it `sensordata` is one substep
+    older than `qpos`/`qvel`; a robot's IMU and encoders read the same instant, hence mj_forward.
+    """
+    d.ctrl[:] = targets
+    for _ in range(decimation):
+        mujoco.mj_step(m, d)
+    mujoco.mj_forward(m, d)
+
+
 def run_sim2sim(
     onnx_path: str | Path,
     command=(0.5, 0.0, 0.0),
@@ -79,9 +91,7 @@ def run_sim2sim(
             else:
                 readings = {"joint_pos": d.qpos.copy(), "joint_vel": d.qvel.copy()}
             targets, _, _ = policy.act(readings)
-            d.ctrl[:] = targets
-            for _ in range(decimation):
-                mujoco.mj_step(m, d)
+            control_step(m, d, targets, decimation)
             if task == "quadruped":
                 v_b = _rotate_inv(d.qpos[3:7], d.qvel[0:3])
                 if t >= settle:
