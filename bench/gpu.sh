@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 echo "== sim layer: mjwarp env-steps/s, CUDA graphs on/off (and the CPU ratio) =="
 python -m simrl.bench sim --num-worlds 1024 --steps 100 --repeats 1
+echo "== quadruped task: env-steps/s at 1024 / 4096 / 16384 envs, CUDA graphs on/off =="
+python -m simrl.bench env --num-worlds 1024 --steps 100 --repeats 1
 echo "== PPO iteration time shares on the GPU =="
 python -m simrl.bench iteration --device cuda --num-worlds 1024 4096 16384
 echo "== wall time to the walking criterion at 4096 envs =="

@@ -2,9 +2,12 @@
 
     python -m simrl.bench                 # sim layer vs a bare mujoco.batch loop (quadruped)
     python -m simrl.bench env             # the quadruped task (obs, rewards, resets) vs bare loop
+    python -m simrl.bench iteration       # a PPO iteration split into physics/task/policy/update
+    python -m simrl.bench export          # policy inference latency: onnxruntime vs torch (TRT)
     python -m simrl.bench --quick         # small sizes, for CI
 
-On a CUDA machine the sim mode also times the mjwarp backend at 1024 / 4096 / 16384 worlds.
+On a CUDA machine the sim and env modes also time mjwarp at 1024 / 4096 / 16384 worlds with
+CUDA graphs on and off (the sim layer alone, and the whole quadruped task).
 Runs alternate baseline and candidate (A B A B ...) and report the median of each, so machine
 noise hits both alike.
 """
@@ -91,31 +94,59 @@ def bench_sim(n: int, steps: int, repeats: int, nthread: int) -> dict:
     return {"num_worlds": n, "bare": bare, "simrl": ours, "ratio": ours / bare}
 
 
-def bench_env(n: int, steps: int, repeats: int, nthread: int) -> dict:
+def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
+              sim_kwargs: dict | None = None, shares: list[float] | None = None) -> float:
+    """Env-steps/s of the quadruped task under random actions (obs, rewards, resets included).
+
+    With `shares`, the physics share of the step is timed too and appended (this syncs the
+    device around each physics call, so leave it off where the absolute rate matters).
+    """
     from simrl.registry import make
 
-    model = mujoco.MjModel.from_xml_path(str(QUADRUPED))
-
-    shares = []
-
-    def env_loop() -> float:
-        env = make("quadruped", num_envs=n, device="cpu", sim={"nthread": nthread})
-        actions = torch.zeros(n, env.num_actions)
-        gen = torch.Generator().manual_seed(0)
-        env.step(actions)
-        env.profile = True  # also time the physics inside the task step (same run, same states)
-        t = time.perf_counter()
-        with torch.inference_mode():
-            for _ in range(steps):
-                actions.normal_(0, 0.5, generator=gen)
-                env.step(actions)
-        elapsed = time.perf_counter() - t
+    env = make("quadruped", num_envs=n, device=device, backend=backend, sim=sim_kwargs or {})
+    actions = torch.zeros(n, env.num_actions, device=env.device)
+    gen = torch.Generator(device=env.device).manual_seed(0)
+    env.step(actions)  # warm-up (graph capture on CUDA)
+    env.profile = shares is not None
+    _sync(env.device)
+    t = time.perf_counter()
+    with torch.inference_mode():
+        for _ in range(steps):
+            actions.normal_(0, 0.5, generator=gen)
+            env.step(actions)
+    _sync(env.device)
+    elapsed = time.perf_counter() - t
+    if shares is not None:
         shares.append(env.timers["physics"] / elapsed)
-        return n * steps / elapsed
+    return n * steps / elapsed
 
-    bare, ours = _alternate(lambda: bare_batch_loop(model, n, steps, nthread), env_loop, repeats)
+
+def bench_env(n: int, steps: int, repeats: int, nthread: int) -> dict:
+    model = mujoco.MjModel.from_xml_path(str(QUADRUPED))
+    shares: list[float] = []
+    bare, ours = _alternate(
+        lambda: bare_batch_loop(model, n, steps, nthread),
+        lambda: task_loop(n, steps, sim_kwargs={"nthread": nthread}, shares=shares),
+        repeats,
+    )
     return {"num_worlds": n, "bare": bare, "simrl": ours, "ratio": ours / bare,
             "physics_share": statistics.median(shares)}
+
+
+def bench_task_graphs(sizes: list[int], steps: int, repeats: int, device: str) -> list[dict]:
+    """The quadruped task on mjwarp with CUDA graphs on vs off (the same run, alternated)."""
+    rows = []
+    print(f"quadruped task on mjwarp ({device}), decimation {DECIMATION}, random actions:")
+    print(f"{'envs':>8} {'graphs on env-steps/s':>22} {'graphs off':>12} {'on/off':>7}")
+    for n in sizes:
+        on, off = _alternate(
+            lambda n=n: task_loop(n, steps, device, "mjwarp", {"graphs": True}),
+            lambda n=n: task_loop(n, steps, device, "mjwarp", {"graphs": False}),
+            repeats,
+        )
+        rows.append({"num_envs": n, "graphs_on": on, "graphs_off": off, "ratio": on / off})
+        print(f"{n:>8} {on:>22,.0f} {off:>12,.0f} {on / off:>7.2f}")
+    return rows
 
 
 def bench_export(onnx_path: str | None, runs: int) -> None:
@@ -127,19 +158,23 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
     from simrl.rl.export import OnnxPolicy
 
     if onnx_path is None:  # the quadruped's policy shape, randomly initialized
+        from omegaconf import OmegaConf
         from rsl_rl.models import MLPModel
         from tensordict import TensorDict
 
+        from simrl import ROOT
+
+        hidden = list(OmegaConf.load(ROOT / "configs" / "agent" / "ppo.yaml").actor.hidden_dims)
         obs = TensorDict({"policy": torch.zeros(1, 48)}, batch_size=[1])
-        actor = MLPModel(obs, {"actor": ["policy"]}, "actor", 12, hidden_dims=[256, 128, 64],
-                         obs_normalization=True,
+        actor = MLPModel(obs, {"actor": ["policy"]}, "actor", 12, hidden_dims=hidden,
+                         obs_normalization=True, activation="elu",
                          distribution_cfg={"class_name": "GaussianDistribution"})
         module = OnnxPolicy(actor).eval()
         onnx_path = str(Path(tempfile.mkdtemp()) / "policy.onnx")
         torch.onnx.export(module, (torch.zeros(2, 48),), onnx_path, input_names=["obs"],
                           output_names=["actions"], dynamo=True, verbose=False,
                           dynamic_shapes={"obs": {0: torch.export.Dim("batch")}})
-        label = "quadruped-shaped MLP 48-256-128-64-12 (random weights)"
+        label = f"quadruped-shaped MLP {'-'.join(map(str, [48, *hidden, 12]))} (random weights)"
     else:
         module = None
         label = onnx_path
@@ -170,12 +205,16 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
             torch_us = timed(lambda: module(xt))
         print(f"{'torch eager (CPU)':>22} {np.median(torch_us):>10.1f} {np.percentile(torch_us, 99):>10.1f}")
         print(f"onnxruntime / torch median latency ratio: {np.median(ort_us) / np.median(torch_us):.2f}")
-    try:
-        import tensorrt  # noqa: F401
+    from simrl.rl.export import ExportError, build_tensorrt
 
-        print("TensorRT found: build an engine with export.py format=tensorrt to time it")
-    except ImportError:
-        print("TensorRT: not installed here (no figure)")
+    for precision in ("fp32", "fp16"):
+        try:
+            trt = build_tensorrt(onnx_path, precision)
+        except ExportError as e:
+            print(f"TensorRT {precision}: no figure ({str(e).splitlines()[0]})")
+            continue
+        print(f"{'TensorRT ' + precision + ' (GPU)':>22} {trt['latency_us_median']:>10.1f} "
+              f"{trt['latency_us_p99']:>10.1f}   (end to end: host -> GPU -> host)")
 
 
 def bench_iteration(n: int, iterations: int, device: str, backend: str, nthread: int) -> dict:
@@ -256,6 +295,8 @@ def main(argv: list[str] | None = None) -> None:
               "the task steps random-policy robots that fall, collide and reset, which costs the\n"
               "physics more. The physics share isolates what simrl adds on the task's own states.")
 
+    if args.mode == "env" and torch.cuda.is_available():
+        bench_task_graphs([1024] if args.quick else [1024, 4096, 16384], steps, repeats, "cuda:0")
     if args.mode == "sim" and torch.cuda.is_available():
         print(f"mjwarp on {torch.cuda.get_device_name(0)} (decimation {DECIMATION}):")
         print(f"{'worlds':>8} {'graphs on env-steps/s':>22} {'graphs off':>12} {'on/off':>7}")

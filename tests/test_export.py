@@ -130,8 +130,10 @@ def test_tensorrt_without_gpu_prints_the_trtexec_command(quad_export):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: the engine would really be built")
     run_dir, _ = quad_export
-    with pytest.raises(ExportError, match=r"trtexec --onnx=.*policy.onnx .*--fp16"):
+    with pytest.raises(ExportError, match=r"trtexec --onnx=.*policy.onnx .*--fp16 .*obs:1024x48"):
         export(_compose("export", f"checkpoint={run_dir}", "format=tensorrt", "precision=fp16"))
+    with pytest.raises(ExportError, match=r"policy.fp32.engine --noTF32 "):
+        export(_compose("export", f"checkpoint={run_dir}", "format=tensorrt", "precision=fp32"))
 
 
 def test_metadata_readable_from_onnx_alone(quad_export, tmp_path):

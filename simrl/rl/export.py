@@ -152,31 +152,37 @@ def export_onnx(
             "num_checked": len(obs), "max_abs_diff": err}
 
 
-def trtexec_command(onnx_path: str | Path, precision: str) -> str:
-    engine = Path(onnx_path).with_suffix(f".{precision}.engine")
-    flag = " --fp16" if precision == "fp16" else ""
-    return (f"trtexec --onnx={onnx_path} --saveEngine={engine}{flag} "
-            f"--minShapes=obs:1x{{n_obs}} --optShapes=obs:1x{{n_obs}} --maxShapes=obs:64x{{n_obs}}")
-
-
 TRT_TOL = {"fp32": 1e-4, "fp16": 2e-2}  # max |engine - onnxruntime| accepted per precision
+TRT_MAX_BATCH = 1024  # the engine's batch range is 1..TRT_MAX_BATCH (the robot runs batch 1)
+
+
+def trtexec_command(onnx_path: str | Path, precision: str, n_obs: int) -> str:
+    """The trtexec line that builds the same engine as `build_tensorrt` (on the Jetson)."""
+    engine = Path(onnx_path).with_suffix(f".{precision}.engine")
+    flag = " --fp16" if precision == "fp16" else " --noTF32"  # fp32 means fp32, not TF32
+    return (f"trtexec --onnx={onnx_path} --saveEngine={engine}{flag} --minShapes=obs:1x{n_obs} "
+            f"--optShapes=obs:1x{n_obs} --maxShapes=obs:{TRT_MAX_BATCH}x{n_obs}")
 
 
 def build_tensorrt(onnx_path: str | Path, precision: str = "fp16",
                    check_obs: np.ndarray | None = None) -> dict[str, Any]:
     """Serialize a TensorRT engine where TensorRT and a CUDA GPU exist; else explain how.
 
-    With TensorRT present the engine is built with its Python API, checked against onnxruntime
-    on `check_obs` within TRT_TOL[precision], and timed (single observation). Written for the
-    Jetson / GPU workstation path; this repository's CI has neither, so only the refusal
-    (with the exact trtexec command) is exercised there.
+    With TensorRT (>= 8.6) present the engine is built with its Python API, checked against
+    onnxruntime on `check_obs` within TRT_TOL[precision], and timed end to end for a single
+    observation (host -> GPU -> host). Written for the Jetson / GPU workstation path and not yet
+    run on one: this repository's CI has neither, so only the refusal (with the exact trtexec
+    command) is exercised there.
     """
     if precision not in TRT_TOL:
         raise ValueError(f"unknown precision '{precision}'; valid: {', '.join(TRT_TOL)}")
+    import onnx
+
     onnx_path = Path(onnx_path)
-    meta = json.loads(onnx_path.with_name("policy.json").read_text())
-    n_obs = meta["obs_dim"]
-    cmd = trtexec_command(onnx_path, precision).replace("{n_obs}", str(n_obs))
+    graph = onnx.load(str(onnx_path), load_external_data=False).graph
+    n_obs, num_actions = (int(t.type.tensor_type.shape.dim[1].dim_value)
+                          for t in (graph.input[0], graph.output[0]))
+    cmd = trtexec_command(onnx_path, precision, n_obs)
     try:
         import tensorrt as trt
     except ImportError:
@@ -187,46 +193,18 @@ def build_tensorrt(onnx_path: str | Path, precision: str = "fp16",
             f"cannot build a TensorRT engine here: {why}. On the Jetson (JetPack ships TensorRT)"
             f" copy {onnx_path} and policy.json over and run:\n  {cmd}"
         )
-    logger = trt.Logger(trt.Logger.WARNING)
-    builder = trt.Builder(logger)
-    network = builder.create_network(0)
-    parser = trt.OnnxParser(network, logger)
-    if not parser.parse(onnx_path.read_bytes()):
-        errors = [str(parser.get_error(i)) for i in range(parser.num_errors)]
-        raise ExportError(f"TensorRT could not parse {onnx_path}: {errors}")
-    config = builder.create_builder_config()
-    if precision == "fp16":
-        config.set_flag(trt.BuilderFlag.FP16)
-    profile = builder.create_optimization_profile()
-    profile.set_shape("obs", (1, n_obs), (1, n_obs), (1024, n_obs))
-    config.add_optimization_profile(profile)
-    blob = builder.build_serialized_network(network, config)
-    if blob is None:
-        raise ExportError("TensorRT failed to build the engine (see its log above)")
     engine_path = onnx_path.with_suffix(f".{precision}.engine")
-    engine_path.write_bytes(bytes(blob))
-
-    engine = trt.Runtime(logger).deserialize_cuda_engine(engine_path.read_bytes())
-    context = engine.create_execution_context()
-
-    def run(x: np.ndarray) -> np.ndarray:
-        xin = torch.from_numpy(x).cuda().contiguous()
-        out = torch.empty(len(x), meta["num_actions"], device="cuda")
-        context.set_input_shape("obs", tuple(xin.shape))
-        context.set_tensor_address("obs", xin.data_ptr())
-        context.set_tensor_address("actions", out.data_ptr())
-        stream = torch.cuda.current_stream()
-        context.execute_async_v3(stream.cuda_stream)
-        stream.synchronize()
-        return out.cpu().numpy()
+    engine_path.write_bytes(_build_engine(trt, onnx_path, precision, n_obs))
+    run = _TrtRunner(trt, engine_path, num_actions)
 
     import onnxruntime as ort
 
     obs = check_obs if check_obs is not None else np.random.default_rng(0).normal(size=(1000, n_obs))
     obs = obs.astype(np.float32)
     want = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"]).run(None, {"obs": obs})[0]
-    err = float(np.abs(run(obs) - want).max())
-    if err > TRT_TOL[precision]:
+    got = np.concatenate([run(obs[i : i + TRT_MAX_BATCH]) for i in range(0, len(obs), TRT_MAX_BATCH)])
+    err = float(np.abs(got - want).max())
+    if not np.isfinite(err) or err > TRT_TOL[precision]:
         raise ExportError(f"TensorRT {precision} engine differs from ONNX by {err:.3g} "
                           f"> {TRT_TOL[precision]} on {len(obs)} observations")
     one = obs[:1]
@@ -237,5 +215,67 @@ def build_tensorrt(onnx_path: str | Path, precision: str = "fp16",
         t = time.perf_counter()
         run(one)
         times.append((time.perf_counter() - t) * 1e6)
-    return {"engine": str(engine_path), "max_abs_diff_vs_onnx": err,
+    return {"engine": str(engine_path), "max_abs_diff_vs_onnx": err, "trtexec": cmd,
             "latency_us_median": float(np.median(times)), "latency_us_p99": float(np.percentile(times, 99))}
+
+
+def _build_engine(trt, onnx_path: Path, precision: str, n_obs: int) -> bytes:
+    """A serialized engine for `onnx_path`: batch 1..TRT_MAX_BATCH, fp16 or strict fp32."""
+    logger = trt.Logger(trt.Logger.WARNING)
+    builder = trt.Builder(logger)
+    major = int(trt.__version__.split(".")[0])
+    # TensorRT 10 networks are always explicit-batch (the flag is ignored); 8.x needs it set
+    flags = 0 if major >= 10 else 1 << int(trt.NetworkDefinitionCreationFlag.EXPLICIT_BATCH)
+    network = builder.create_network(flags)
+    parser = trt.OnnxParser(network, logger)
+    if not parser.parse(onnx_path.read_bytes()):
+        errors = [str(parser.get_error(i)) for i in range(parser.num_errors)]
+        raise ExportError(f"TensorRT could not parse {onnx_path}: {errors}")
+    config = builder.create_builder_config()
+    if precision == "fp16":
+        fp16 = getattr(trt.BuilderFlag, "FP16", None)
+        if fp16 is None:  # removed in TensorRT 11 (strongly typed networks only)
+            raise ExportError(f"TensorRT {trt.__version__} has no FP16 builder flag: build fp32 "
+                              "(precision=fp32), or run trtexec with an fp16 ONNX model")
+        config.set_flag(fp16)
+    elif hasattr(trt.BuilderFlag, "TF32"):
+        config.clear_flag(trt.BuilderFlag.TF32)  # on by default: it would round fp32 matmuls
+    profile = builder.create_optimization_profile()
+    profile.set_shape("obs", (1, n_obs), (1, n_obs), (TRT_MAX_BATCH, n_obs))
+    config.add_optimization_profile(profile)
+    blob = builder.build_serialized_network(network, config)
+    if blob is None:
+        raise ExportError("TensorRT failed to build the engine (see its log above)")
+    return bytes(blob)
+
+
+class _TrtRunner:
+    """Runs a serialized engine on float32 numpy batches on its own CUDA stream."""
+
+    def __init__(self, trt, engine_path: Path, num_actions: int):
+        logger = trt.Logger(trt.Logger.WARNING)
+        self.engine = trt.Runtime(logger).deserialize_cuda_engine(engine_path.read_bytes())
+        if self.engine is None:
+            raise ExportError(f"TensorRT could not load the engine it just built: {engine_path}")
+        for name in ("obs", "actions"):
+            dtype = self.engine.get_tensor_dtype(name)
+            if dtype != trt.DataType.FLOAT:
+                raise ExportError(f"engine tensor '{name}' is {dtype}, expected float32 I/O")
+        self.context = self.engine.create_execution_context()
+        self.num_actions = num_actions
+        self.stream = torch.cuda.Stream()  # not the default stream: enqueueV3 syncs on that
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        with torch.cuda.stream(self.stream):
+            xin = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32)).cuda()
+            out = torch.empty(len(x), self.num_actions, device="cuda")
+            ok = self.context.set_input_shape("obs", tuple(xin.shape))
+            ok = ok and self.context.set_tensor_address("obs", xin.data_ptr())
+            ok = ok and self.context.set_tensor_address("actions", out.data_ptr())
+            ok = ok and self.context.execute_async_v3(self.stream.cuda_stream)
+            if not ok:
+                raise ExportError(f"TensorRT refused a batch of {len(x)} observations "
+                                  f"(the engine takes 1..{TRT_MAX_BATCH})")
+            result = out.cpu()  # on self.stream: waits for the engine
+        self.stream.synchronize()
+        return result.numpy()
