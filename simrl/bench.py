@@ -149,6 +149,17 @@ def bench_task_graphs(sizes: list[int], steps: int, repeats: int, device: str) -
     return rows
 
 
+def _quadruped_agent() -> dict:
+    """The rsl-rl config `train.py task=quadruped` uses (networks as trained)."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from simrl import ROOT
+
+    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base=None):
+        return OmegaConf.to_container(compose("train", overrides=["task=quadruped"]).agent, resolve=True)
+
+
 def bench_export(onnx_path: str | None, runs: int) -> None:
     """Median and p99 microseconds per single-observation inference: onnxruntime vs torch."""
     import tempfile
@@ -158,13 +169,10 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
     from simrl.rl.export import OnnxPolicy
 
     if onnx_path is None:  # the quadruped's policy shape, randomly initialized
-        from omegaconf import OmegaConf
         from rsl_rl.models import MLPModel
         from tensordict import TensorDict
 
-        from simrl import ROOT
-
-        hidden = list(OmegaConf.load(ROOT / "configs" / "agent" / "ppo.yaml").actor.hidden_dims)
+        hidden = _quadruped_agent()["actor"]["hidden_dims"]
         obs = TensorDict({"policy": torch.zeros(1, 48)}, batch_size=[1])
         actor = MLPModel(obs, {"actor": ["policy"]}, "actor", 12, hidden_dims=hidden,
                          obs_normalization=True, activation="elu",
@@ -219,17 +227,12 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
 
 def bench_iteration(n: int, iterations: int, device: str, backend: str, nthread: int) -> dict:
     """Seconds per PPO iteration split into physics, task logic, policy/storage and update."""
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    from simrl import ROOT
     from simrl.registry import make
     from simrl.rl.runner import Trainer
 
     kw = {"nthread": nthread} if backend == "mujoco" else {}
     env = make("quadruped", num_envs=n, device=device, backend=backend, sim=kw)
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base=None):
-        agent = OmegaConf.to_container(compose("train", overrides=["task=quadruped"]).agent)
+    agent = _quadruped_agent()
     trainer = Trainer(env, agent)
     trainer.learn(1, progress=False)  # warm-up (graph capture, allocation)
     env.profile, env.timers = True, {"physics": 0.0, "env_step": 0.0}
