@@ -4,6 +4,7 @@
     python -m simrl.bench env             # the quadruped task (obs, rewards, resets) vs bare loop
     python -m simrl.bench iteration       # a PPO iteration split into physics/task/policy/update
     python -m simrl.bench export          # policy inference latency: onnxruntime vs torch (TRT)
+    python -m simrl.bench ranks           # torchrun data parallelism: N ranks vs one, same envs
     python -m simrl.bench --quick         # small sizes, for CI
 
 On a CUDA machine the sim and env modes also time mjwarp at 1024 / 4096 / 16384 worlds with
@@ -170,19 +171,22 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
 
     if onnx_path is None:  # the quadruped's policy shape, randomly initialized
         from rsl_rl.models import MLPModel
-        from tensordict import TensorDict
 
-        hidden = _quadruped_agent()["actor"]["hidden_dims"]
-        obs = TensorDict({"policy": torch.zeros(1, 48)}, batch_size=[1])
-        actor = MLPModel(obs, {"actor": ["policy"]}, "actor", 12, hidden_dims=hidden,
-                         obs_normalization=True, activation="elu",
+        from simrl.registry import make
+
+        cfg = _quadruped_agent()["actor"]
+        obs = make("quadruped", num_envs=1, device="cpu").get_observations()  # its real sizes
+        n_obs, n_act = obs["policy"].shape[1], 12
+        actor = MLPModel(obs, {"actor": ["policy"]}, "actor", n_act, hidden_dims=cfg["hidden_dims"],
+                         obs_normalization=True, activation=cfg["activation"],
                          distribution_cfg={"class_name": "GaussianDistribution"})
         module = OnnxPolicy(actor).eval()
         onnx_path = str(Path(tempfile.mkdtemp()) / "policy.onnx")
-        torch.onnx.export(module, (torch.zeros(2, 48),), onnx_path, input_names=["obs"],
+        torch.onnx.export(module, (torch.zeros(2, n_obs),), onnx_path, input_names=["obs"],
                           output_names=["actions"], dynamo=True, verbose=False,
                           dynamic_shapes={"obs": {0: torch.export.Dim("batch")}})
-        label = f"quadruped-shaped MLP {'-'.join(map(str, [48, *hidden, 12]))} (random weights)"
+        sizes = "-".join(map(str, [n_obs, *cfg["hidden_dims"], n_act]))
+        label = f"quadruped-shaped MLP {sizes}, {cfg['activation']} (random weights)"
     else:
         module = None
         label = onnx_path
@@ -213,11 +217,15 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
             torch_us = timed(lambda: module(xt))
         print(f"{'torch eager (CPU)':>22} {np.median(torch_us):>10.1f} {np.percentile(torch_us, 99):>10.1f}")
         print(f"onnxruntime / torch median latency ratio: {np.median(ort_us) / np.median(torch_us):.2f}")
+    import shutil
+
     from simrl.rl.export import ExportError, build_tensorrt
 
+    trt_dir = Path(tempfile.mkdtemp())  # engines go here, not beside the user's export
+    trt_onnx = shutil.copy(onnx_path, trt_dir / "policy.onnx")
     for precision in ("fp32", "fp16"):
         try:
-            trt = build_tensorrt(onnx_path, precision)
+            trt = build_tensorrt(trt_onnx, precision)
         except ExportError as e:
             print(f"TensorRT {precision}: no figure ({str(e).splitlines()[0]})")
             continue
@@ -247,10 +255,47 @@ def bench_iteration(n: int, iterations: int, device: str, backend: str, nthread:
             "policy_storage": (collect - env_step) / total, "ppo_update": learn / total}
 
 
+def _train_rate(ranks: int, envs_per_rank: int, iterations: int, task: str, device: str) -> float:
+    """Total env-steps/s of `train.py` on `ranks` torchrun ranks (median over iterations 2..)."""
+    import csv
+    import subprocess
+    import tempfile
+
+    from simrl import ROOT
+
+    with tempfile.TemporaryDirectory() as run_dir:
+        launcher = [sys.executable] if ranks == 1 else [
+            sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={ranks}"]
+        cmd = [*launcher, str(ROOT / "train.py"), f"task={task}", f"num_envs={envs_per_rank}",
+               f"max_iterations={iterations}", f"device={device}", "progress=false",
+               f"hydra.run.dir={run_dir}"]
+        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"{' '.join(cmd)} failed:\n{(r.stdout + r.stderr)[-2000:]}")
+        with open(Path(run_dir) / "metrics.csv", newline="") as f:
+            rates = [float(row["steps_per_s"]) for row in csv.DictReader(f)]
+    return ranks * statistics.median(rates[1:] or rates)  # rank 0's rate; every rank does as much
+
+
+def bench_ranks(total_envs: int, ranks: int, iterations: int, repeats: int, task: str,
+                device: str) -> dict:
+    """Data-parallel training: `ranks` torchrun ranks x total/ranks envs vs one rank x total."""
+    one, many = _alternate(
+        lambda: _train_rate(1, total_envs, iterations, task, device),
+        lambda: _train_rate(ranks, total_envs // ranks, iterations, task, device),
+        repeats,
+    )
+    return {"total_envs": total_envs, "ranks": ranks, "one_rank": one, "ranks_rate": many,
+            "ratio": many / one}
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m simrl.bench", description=__doc__.split("\n")[0])
-    p.add_argument("mode", nargs="?", default="sim", choices=("sim", "env", "export", "iteration"))
-    p.add_argument("--device", default="auto", help="iteration mode: auto | cpu | cuda")
+    p.add_argument("mode", nargs="?", default="sim",
+                   choices=("sim", "env", "export", "iteration", "ranks"))
+    p.add_argument("--device", default="auto", help="iteration and ranks modes: auto | cpu | cuda")
+    p.add_argument("--ranks", type=int, default=2, help="ranks mode: torchrun processes")
+    p.add_argument("--task", default="quadruped", help="ranks mode: the task trained")
     p.add_argument("--onnx", default=None, help="export mode: a policy.onnx to time")
     p.add_argument("--num-worlds", type=int, nargs="+", default=None)
     p.add_argument("--steps", type=int, default=None, help="control steps per timing")
@@ -264,6 +309,17 @@ def main(argv: list[str] | None = None) -> None:
     repeats = 1 if args.quick else args.repeats
     if args.mode == "export":
         bench_export(args.onnx, 200 if args.quick else 5000)
+        _rerun(argv)
+        return
+    if args.mode == "ranks":
+        n = sizes[0]
+        print(f"data-parallel training ({args.task}, {n} envs in total, device {args.device}, "
+              f"{default_nthread()} CPUs): train.py on one rank vs torchrun on {args.ranks}")
+        r = bench_ranks(n, args.ranks, 3 if args.quick else 6, repeats, args.task, args.device)
+        print(f"{'ranks':>6} {'envs/rank':>10} {'env-steps/s':>12}")
+        print(f"{1:>6} {n:>10} {r['one_rank']:>12,.0f}")
+        print(f"{args.ranks:>6} {n // args.ranks:>10} {r['ranks_rate']:>12,.0f}")
+        print(f"ratio {args.ranks} ranks / 1 rank: {r['ratio']:.2f}")
         _rerun(argv)
         return
     if args.mode == "iteration":

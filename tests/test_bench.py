@@ -59,3 +59,12 @@ def test_task_graphs_on_and_off_on_warps_cpu_device(capsys):
     assert row["graphs_on"] > 0 and row["graphs_off"] > 0
     assert row["ratio"] == pytest.approx(row["graphs_on"] / row["graphs_off"])
     assert _rows(capsys.readouterr().out, "4")
+
+
+def test_ranks_mode_compares_torchrun_ranks_with_one(capsys):
+    main(["ranks", "--quick", "--task", "cartpole", "--num-worlds", "64", "--device", "cpu"])
+    out = capsys.readouterr().out
+    one, two = _rows(out, "1"), _rows(out, "2")
+    assert one[0][1] == 64 and two[0][1] == 32 and one[0][2] > 0 and two[0][2] > 0
+    ratio = float(re.search(r"ratio 2 ranks / 1 rank: ([\d.]+)", out).group(1))
+    assert ratio == pytest.approx(two[0][2] / one[0][2], abs=0.01)

@@ -255,18 +255,22 @@ def test_a_push_shows_in_the_observation_of_the_step_it_happens():
     """The policy sees a push the step it happens, whether or not another env reset then."""
     from simrl.math import quat_rotate_inv
 
-    env = make("quadruped", 4, device="cpu", seed=0, cfg={"push_interval_s": 0.06, "obs_noise": False})
-    assert env.push_steps == 3
-    env.reset(seed=0)
-    for _ in range(2):
-        env.step(torch.zeros(4, 12))
-    v_before = env.base_lin_vel_b.clone()
-    obs, _, term, trunc, _ = env.step(torch.zeros(4, 12))  # the push step; nobody resets
-    assert not (term | trunc).any()
+    envs, obs = {}, {}
+    for push in (1.0, 0.0):  # and a twin that is never pushed, to see the push itself
+        cfg = {"push_interval_s": 0.06, "obs_noise": False, "push_vel": push}
+        env = envs[push] = make("quadruped", 4, device="cpu", seed=0, cfg=cfg)
+        assert env.push_steps == 3
+        env.reset(seed=0)
+        for _ in range(2):
+            env.step(torch.zeros(4, 12))
+        obs[push], _, term, trunc, _ = env.step(torch.zeros(4, 12))  # the push step; no resets
+        assert not (term | trunc).any()
+    env = envs[1.0]
     qpos, qvel = env.sim.qpos.float(), env.sim.qvel.float()
     v_now = quat_rotate_inv(qpos[:, 3:7], qvel[:, 0:3])
-    assert (v_now[:, :2] - v_before[:, :2]).norm(dim=1).min() > 0.05  # they were pushed
-    torch.testing.assert_close(obs["policy"][:, 0:3], 2.0 * v_now)  # base_lin_vel, scale 2
+    v_twin = envs[0.0].base_lin_vel_b
+    assert (v_now[:, :2] - v_twin[:, :2]).norm(dim=1).min() > 0.05  # they were pushed
+    torch.testing.assert_close(obs[1.0]["policy"][:, 0:3], 2.0 * v_now)  # base_lin_vel, scale 2
 
 
 def test_home_pose_follows_the_configured_keyframe():

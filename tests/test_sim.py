@@ -249,3 +249,12 @@ def test_reset_ids_are_checked_and_deduplicated():
     assert sim.qvel[:, 0].tolist() == [7.0, 1.0, 5.0]
     sim.reset([1, 1])  # a plain reset may name a world twice
     assert sim.qvel[1, 0] == 0.0
+
+
+def test_reset_takes_a_world_mask():
+    sim = make_sim(PENDULUM, 3, backend="mujoco")
+    sim.qvel[:, 0] = torch.tensor([1.0, 1e4, 1.0], dtype=sim.dtype)
+    sim.reset(sim.unstable(max_qvel=100.0))  # the mask's True worlds, not worlds 0 and 1
+    assert sim.qvel[:, 0].tolist() == [1.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match=r"a world mask must have shape \(3,\), got \(2,\)"):
+        sim.reset(torch.tensor([True, False]))

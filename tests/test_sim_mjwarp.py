@@ -174,11 +174,12 @@ _ACT_MOCAP_XML = """
 <mujoco>
   <worldbody>
     <body name="target" mocap="true" pos="0 0 1"/>
+    <body name="target2" mocap="true" pos="0 1 1"/>
     <body name="arm"><joint name="hinge" axis="0 1 0"/><geom size=".05 .3" type="capsule"/></body>
   </worldbody>
   <actuator><general name="motor" joint="hinge" dyntype="filter" dynprm="0.1"/></actuator>
   <keyframe>
-    <key name="other" qpos="0.3" act="0.7" ctrl="0.5" mpos="1 2 3" mquat="0 1 0 0"/>
+    <key name="other" time="2" qpos="0.3" act="0.7" ctrl="0.5" mpos="1 2 3 4 5 6" mquat="0 1 0 0 0 0 1 0"/>
   </keyframe>
 </mujoco>
 """
@@ -195,7 +196,7 @@ def test_reset_restores_every_keyframe_field_as_mujoco_does(key):
         for f in ("act", "mocap_pos", "mocap_quat"):
             getattr(sim, f)[:] = 0.25
         sim.reset([1])
-    for f in ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat"):
+    for f in ("time", "qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat"):
         want = getattr(sims["mujoco"], f)[1].float()
         got = getattr(sims["mjwarp"], f)[1]
         torch.testing.assert_close(got, want, msg=f"{f} after reset")

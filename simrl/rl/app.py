@@ -38,11 +38,13 @@ def build_env(cfg: DictConfig, num_envs: int | None = None, seed: int | None = N
     n = num_envs if num_envs is not None else cfg.num_envs
     n = _per_device(cfg.task.num_envs, kind) if n is None else n
     sim_kwargs = {k: v for k, v in OmegaConf.to_container(cfg.sim.kwargs).items() if v is not None}
-    if world > 1 and device.type == "cpu" and not sim_kwargs.get("nthread"):
+    if world > 1 and device.type == "cpu":
         from simrl.sim.mujoco_backend import default_nthread  # share the cores between ranks
 
         local_world = int(os.environ.get("LOCAL_WORLD_SIZE", world))
-        sim_kwargs["nthread"] = max(1, default_nthread() // local_world)
+        share = max(1, default_nthread() // local_world)
+        sim_kwargs["nthread"] = sim_kwargs.get("nthread") or share  # 0 (all CPUs) -> a share
+        torch.set_num_threads(share)  # the PPO update too: N ranks x all cores oversubscribes
     if seed is None:
         seed = cfg.seed + rank  # ranks explore differently
     env = make(

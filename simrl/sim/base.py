@@ -26,11 +26,12 @@ SETCONST_FIELDS = frozenset(
 )
 
 # MjData fields every backend exposes as (num_worlds, ...) torch views.
-STATE_FIELDS = ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat", "qfrc_applied", "xfrc_applied")
+STATE_FIELDS = ("time", "qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat", "qfrc_applied",
+                "xfrc_applied")
 DERIVED_FIELDS = ("xpos", "xquat", "cvel", "sensordata", "cfrc_ext", "actuator_force")
 
 # MjData fields a keyframe sets (mocap_pos is the keyframe's mpos, mocap_quat its mquat).
-RESET_FIELDS = ("qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat")
+RESET_FIELDS = ("time", "qpos", "qvel", "act", "ctrl", "mocap_pos", "mocap_quat", "plastic")
 
 # Fields tasks typically randomize per world; others work too where the backend allows.
 COMMON_PARAMS = ("geom_friction", "body_mass", "actuator_gainprm", "actuator_biasprm")
@@ -130,6 +131,7 @@ class Sim(abc.ABC):
     device: torch.device
     dtype: torch.dtype
     # state views (writable)
+    time: torch.Tensor  # (N,) simulation time
     qpos: torch.Tensor  # (N, nq)
     qvel: torch.Tensor  # (N, nv)
     ctrl: torch.Tensor  # (N, nu)
@@ -152,14 +154,16 @@ class Sim(abc.ABC):
         self.keyframe = keyframe_id(model, keyframe)
 
     def reset_state(self) -> dict[str, np.ndarray]:
-        """The state `reset` puts a world in, by MjData field: the reset keyframe's, as
-        `mj_resetDataKeyframe` sets it (qpos, qvel, act, ctrl, mocap_pos, mocap_quat), or the
-        model defaults where no keyframe is set."""
+        """The state `reset` puts a world in, by MjData field (RESET_FIELDS, each shaped as in
+        MjData): the reset keyframe's, as `mj_resetDataKeyframe` sets it, or `mj_resetData`'s
+        model defaults (qpos0, zeros, mocap at its body pose) where no keyframe is set."""
         m, key = self.model, self.keyframe
+        data = mujoco.MjData(m)
         if key < 0:
-            data = mujoco.MjData(m)  # mj_resetData's defaults: qpos0, zeros, mocap at body_pos
-            return {f: getattr(data, f).copy() for f in RESET_FIELDS}
-        return {f: getattr(m, "key_" + f.replace("mocap_", "m"))[key].copy() for f in RESET_FIELDS}
+            return {f: np.array(getattr(data, f)) for f in RESET_FIELDS}
+        key_field = {f: "key_" + f.replace("mocap_", "m") for f in RESET_FIELDS}  # key_mpos ...
+        return {f: np.reshape(getattr(m, key_field[f])[key], np.shape(getattr(data, f)))
+                for f in RESET_FIELDS}
 
     # --- stepping -----------------------------------------------------------------------------
     @abc.abstractmethod
@@ -192,7 +196,12 @@ class Sim(abc.ABC):
         """
         if ids is None:
             ids = torch.arange(self.num_worlds, device=self.device)
-        ids = torch.as_tensor(ids, device=self.device, dtype=torch.long).reshape(-1)
+        ids = torch.as_tensor(ids, device=self.device)
+        if ids.dtype == torch.bool:  # a mask such as sim.unstable()
+            if ids.shape != (self.num_worlds,):
+                raise ValueError(f"a world mask must have shape ({self.num_worlds},), got {tuple(ids.shape)}")
+            ids = ids.nonzero()
+        ids = ids.to(torch.long).reshape(-1)
         if ids.numel() == 0:
             return
         unique = self._check_ids(ids, with_state=qpos is not None or qvel is not None)
@@ -209,7 +218,7 @@ class Sim(abc.ABC):
 
         With `qpos`/`qvel` rows to write, a repeated id is ambiguous (which row wins) and raises.
         """
-        lo, hi = int(ids.min()), int(ids.max())
+        lo, hi = torch.stack(torch.aminmax(ids)).tolist()  # one host sync for both
         if lo < 0 or hi >= self.num_worlds:
             bad = lo if lo < 0 else hi
             raise IndexError(f"world id {bad} out of range: this sim has worlds 0..{self.num_worlds - 1}")

@@ -109,9 +109,10 @@ class WarpSim(Sim):
             setattr(self, name, wp.to_torch(getattr(d, name)))
         self._overflow = wp.to_torch(d.overflow)
         self._reset_torch = wp.to_torch(self._reset_mask)
-        # what a reset writes on top of reset_data's model defaults (all of a keyframe's fields)
-        self._init = {
-            f: (wp.to_torch(getattr(d, f)), torch.as_tensor(v, dtype=self.dtype, device=self.device))
+        # a keyframe's fields, written over reset_data's defaults (which already are mj_resetData's,
+        # per world where a model field such as qpos0 or body_pos is per world)
+        self._init = {} if self.keyframe < 0 else {
+            f: (view := wp.to_torch(getattr(d, f)), torch.as_tensor(v, dtype=view.dtype, device=self.device))
             for f, v in self.reset_state().items() if v.size
         }
         self._params: dict[str, torch.Tensor] = {}
