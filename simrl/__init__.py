@@ -1,6 +1,8 @@
 """simrl: robot RL on massively parallel MuJoCo simulation."""
 
+import logging
 import os
+import sys
 from pathlib import Path
 
 
@@ -23,8 +25,10 @@ def _choose_gl() -> None:
         os.environ["MUJOCO_GL"] = want
 
 
-if "mujoco" not in __import__("sys").modules:
+if "mujoco" not in sys.modules:
     _choose_gl()
+# PyOpenGL, imported by mujoco under EGL, logs an INFO line that Hydra apps would print
+logging.getLogger("OpenGL").setLevel(logging.WARNING)
 
 __version__ = "0.1.0"
 

@@ -143,13 +143,19 @@ def test_metadata_readable_from_onnx_alone(quad_export, tmp_path):
     assert load_metadata(lone)["task"] == "quadruped"
 
 
-def test_sim2sim_on_cartpole(tmp_path):
-    from simrl.rl.sim2sim import run_sim2sim
-
-    run_dir = tmp_path / "cartpole"
+@pytest.fixture(scope="module")
+def cartpole_export(tmp_path_factory):
+    """A briefly trained cartpole, exported."""
+    run_dir = tmp_path_factory.mktemp("cartpole")
     train(_compose("train", "task=cartpole", "num_envs=64", "max_iterations=3", "progress=false",
                    "device=cpu"), run_dir)
-    report = export(_compose("export", f"checkpoint={run_dir}", "num_envs=8"))
+    return run_dir, export(_compose("export", f"checkpoint={run_dir}", "num_envs=8"))
+
+
+def test_sim2sim_on_cartpole(cartpole_export):
+    from simrl.rl.sim2sim import run_sim2sim
+
+    _, report = cartpole_export
     r = run_sim2sim(report["onnx"], episodes=3, seed=0)
     assert r["episodes"] == 3 and 0 <= r["fall_share"] <= 1 and r["mean_steps"] >= 1
 
@@ -188,3 +194,28 @@ def test_sim2sim_imu_reads_the_same_instant_as_the_encoders():
         np.testing.assert_allclose(r["gyro"], d.qvel[3:6], atol=1e-9)
         np.testing.assert_allclose(r["quat"], d.qpos[3:7], atol=1e-9)
         np.testing.assert_allclose(r["base_lin_vel"], _rotate_inv(d.qpos[3:7], d.qvel[:3]), atol=1e-9)
+
+
+def test_export_refuses_a_checkpoint_that_does_not_fit_its_run_config(quad_export, cartpole_export, tmp_path):
+    """A checkpoint beside another task's config.yaml, or one whose observations differ."""
+    import shutil
+
+    quad_dir, _ = quad_export
+    cart_dir, _ = cartpole_export
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    shutil.copy(quad_dir / "config.yaml", mixed / "config.yaml")
+    shutil.copy(cart_dir / "model_3.pt", mixed / "model_3.pt")
+    with pytest.raises(CheckpointError, match="trained on task 'cartpole', not 'quadruped'"):
+        export(_compose("export", f"checkpoint={mixed}", "num_envs=8"))
+
+    resized = tmp_path / "resized"
+    resized.mkdir()
+    cfg = OmegaConf.load(quad_dir / "config.yaml")
+    cfg.task.cfg = {"observations": {"policy": [{"name": "base_ang_vel"}, {"name": "joint_pos"}],
+                                     "critic": [{"name": "base_ang_vel"}]}}
+    OmegaConf.save(cfg, resized / "config.yaml")
+    shutil.copy(quad_dir / "model_1.pt", resized / "model_1.pt")
+    with pytest.raises(CheckpointError, match=r"expects observations \{'policy': 48, 'critic': 52\}.*"
+                                              r"\{'policy': 15, 'critic': 3\}"):
+        export(_compose("export", f"checkpoint={resized}", "num_envs=8"))
