@@ -111,10 +111,12 @@ class WarpSim(Sim):
         self._reset_torch = wp.to_torch(self._reset_mask)
         # a keyframe's fields, written over reset_data's defaults (which already are mj_resetData's,
         # per world where a model field such as qpos0 or body_pos is per world)
-        self._init = {} if self.keyframe < 0 else {
-            f: (view := wp.to_torch(getattr(d, f)), torch.as_tensor(v, dtype=view.dtype, device=self.device))
-            for f, v in self.reset_state().items() if v.size
-        }
+        self._init: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}  # field -> (view, value)
+        if self.keyframe >= 0:
+            for f, value in self.reset_state().items():
+                if value.size:
+                    view = wp.to_torch(getattr(d, f))
+                    self._init[f] = (view, torch.as_tensor(value, dtype=view.dtype, device=self.device))
         self._params: dict[str, torch.Tensor] = {}
 
     # --- graph helper ---------------------------------------------------------------------
