@@ -134,18 +134,21 @@ def bench_env(n: int, steps: int, repeats: int, nthread: int) -> dict:
             "physics_share": statistics.median(shares)}
 
 
-def bench_task_graphs(sizes: list[int], steps: int, repeats: int, device: str) -> list[dict]:
-    """The quadruped task on mjwarp with CUDA graphs on vs off (the same run, alternated)."""
+def bench_graphs(what: str, sizes: list[int], steps: int, repeats: int, device: str) -> list[dict]:
+    """mjwarp with CUDA graphs on vs off (alternated in one run): `what` is "sim" (the sim
+    layer alone) or "task" (the whole quadruped task: observations, rewards, resets)."""
+    def rate(n: int, graphs: bool) -> float:
+        if what == "sim":
+            return sim_loop(n, steps, "mjwarp", device, nthread=0, graphs=graphs)
+        return task_loop(n, steps, device, "mjwarp", {"graphs": graphs})
+
     rows = []
-    print(f"quadruped task on mjwarp ({device}), decimation {DECIMATION}, random actions:")
-    print(f"{'envs':>8} {'graphs on env-steps/s':>22} {'graphs off':>12} {'on/off':>7}")
+    label = "simrl.sim" if what == "sim" else "quadruped task, random actions"
+    print(f"mjwarp on {device} ({label}), decimation {DECIMATION}:")
+    print(f"{'worlds':>8} {'graphs on env-steps/s':>22} {'graphs off':>12} {'on/off':>7}")
     for n in sizes:
-        on, off = _alternate(
-            lambda n=n: task_loop(n, steps, device, "mjwarp", {"graphs": True}),
-            lambda n=n: task_loop(n, steps, device, "mjwarp", {"graphs": False}),
-            repeats,
-        )
-        rows.append({"num_envs": n, "graphs_on": on, "graphs_off": off, "ratio": on / off})
+        on, off = _alternate(lambda n=n: rate(n, True), lambda n=n: rate(n, False), repeats)
+        rows.append({"num_worlds": n, "graphs_on": on, "graphs_off": off, "ratio": on / off})
         print(f"{n:>8} {on:>22,.0f} {off:>12,.0f} {on / off:>7.2f}")
     return rows
 
@@ -354,15 +357,10 @@ def main(argv: list[str] | None = None) -> None:
               "the task steps random-policy robots that fall, collide and reset, which costs the\n"
               "physics more. The physics share isolates what simrl adds on the task's own states.")
 
-    if args.mode == "env" and torch.cuda.is_available():
-        bench_task_graphs([1024] if args.quick else [1024, 4096, 16384], steps, repeats, "cuda:0")
-    if args.mode == "sim" and torch.cuda.is_available():
-        print(f"mjwarp on {torch.cuda.get_device_name(0)} (decimation {DECIMATION}):")
-        print(f"{'worlds':>8} {'graphs on env-steps/s':>22} {'graphs off':>12} {'on/off':>7}")
-        for n in [1024, 4096, 16384] if not args.quick else [1024]:
-            on = sim_loop(n, steps, "mjwarp", "cuda:0", nthread, graphs=True)
-            off = sim_loop(n, steps, "mjwarp", "cuda:0", nthread, graphs=False)
-            print(f"{n:>8} {on:>22,.0f} {off:>12,.0f} {on / off:>7.2f}")
+    if torch.cuda.is_available():
+        print(f"GPU: {torch.cuda.get_device_name(0)}")
+        gpu_sizes = [1024] if args.quick else [1024, 4096, 16384]
+        bench_graphs("sim" if args.mode == "sim" else "task", gpu_sizes, steps, repeats, "cuda:0")
     _rerun(argv)
 
 

@@ -7,7 +7,7 @@ import re
 import pytest
 import torch
 
-from simrl.bench import bench_task_graphs, main
+from simrl.bench import bench_graphs, main
 
 
 def _rows(out: str, first: str) -> list[list[float]]:
@@ -53,9 +53,10 @@ def test_export_mode_times_onnxruntime_against_torch(capsys):
 
 
 @pytest.mark.mjwarp
-def test_task_graphs_on_and_off_on_warps_cpu_device(capsys):
-    """The GPU table's code path, run on Warp's CPU device (graph capture works there too)."""
-    (row,) = bench_task_graphs([4], steps=2, repeats=1, device="cpu")
+@pytest.mark.parametrize("what", ["sim", "task"])
+def test_graphs_on_and_off_on_warps_cpu_device(what, capsys):
+    """The GPU tables' code path, run on Warp's CPU device (graph capture works there too)."""
+    (row,) = bench_graphs(what, [4], steps=2, repeats=1, device="cpu")
     assert row["graphs_on"] > 0 and row["graphs_off"] > 0
     assert row["ratio"] == pytest.approx(row["graphs_on"] / row["graphs_off"])
     assert _rows(capsys.readouterr().out, "4")
