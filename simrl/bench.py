@@ -168,6 +168,11 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
     """Median and p99 microseconds per single-observation inference: onnxruntime vs torch."""
     import tempfile
 
+    with tempfile.TemporaryDirectory() as tmp:  # the random policy and any TensorRT engines
+        _bench_export(onnx_path, runs, Path(tmp))
+
+
+def _bench_export(onnx_path: str | None, runs: int, tmp: Path) -> None:
     import onnxruntime as ort
 
     from simrl.rl.export import OnnxPolicy
@@ -178,13 +183,14 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
         from simrl.registry import make
 
         cfg = _quadruped_agent()["actor"]
-        obs = make("quadruped", num_envs=1, device="cpu").get_observations()  # its real sizes
-        n_obs, n_act = obs["policy"].shape[1], 12
+        env = make("quadruped", num_envs=1, device="cpu")  # the task's real sizes
+        obs = env.get_observations()
+        n_obs, n_act = obs["policy"].shape[1], env.num_actions
         actor = MLPModel(obs, {"actor": ["policy"]}, "actor", n_act, hidden_dims=cfg["hidden_dims"],
                          obs_normalization=True, activation=cfg["activation"],
                          distribution_cfg={"class_name": "GaussianDistribution"})
         module = OnnxPolicy(actor).eval()
-        onnx_path = str(Path(tempfile.mkdtemp()) / "policy.onnx")
+        onnx_path = str(tmp / "policy.onnx")
         torch.onnx.export(module, (torch.zeros(2, n_obs),), onnx_path, input_names=["obs"],
                           output_names=["actions"], dynamo=True, verbose=False,
                           dynamic_shapes={"obs": {0: torch.export.Dim("batch")}})
@@ -224,7 +230,8 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
 
     from simrl.rl.export import ExportError, build_tensorrt
 
-    trt_dir = Path(tempfile.mkdtemp())  # engines go here, not beside the user's export
+    trt_dir = tmp / "tensorrt"  # engines go here, not beside the user's export
+    trt_dir.mkdir()
     trt_onnx = shutil.copy(onnx_path, trt_dir / "policy.onnx")
     for precision in ("fp32", "fp16"):
         try:
@@ -315,6 +322,14 @@ def main(argv: list[str] | None = None) -> None:
         _rerun(argv)
         return
     if args.mode == "ranks":
+        from simrl.sim import resolve_device
+
+        if len(sizes) != 1 or sizes[0] % args.ranks or sizes[0] < args.ranks:
+            p.error(f"ranks mode takes one --num-worlds, a multiple of --ranks {args.ranks} "
+                    f"(the total envs both runs share), got {sizes}")
+        if resolve_device(args.device).type == "cuda" and torch.cuda.device_count() < args.ranks:
+            p.error(f"--ranks {args.ranks} on CUDA needs one GPU per rank; this machine has "
+                    f"{torch.cuda.device_count()}: use fewer ranks or --device cpu")
         n = sizes[0]
         print(f"data-parallel training ({args.task}, {n} envs in total, device {args.device}, "
               f"{default_nthread()} CPUs): train.py on one rank vs torchrun on {args.ranks}")

@@ -69,3 +69,9 @@ def test_ranks_mode_compares_torchrun_ranks_with_one(capsys):
     assert one[0][1] == 64 and two[0][1] == 32 and one[0][2] > 0 and two[0][2] > 0
     ratio = float(re.search(r"ratio 2 ranks / 1 rank: ([\d.]+)", out).group(1))
     assert ratio == pytest.approx(two[0][2] / one[0][2], abs=0.01)
+
+
+def test_ranks_mode_refuses_totals_it_cannot_split(capsys):
+    with pytest.raises(SystemExit):
+        main(["ranks", "--num-worlds", "63", "--device", "cpu"])
+    assert "a multiple of --ranks 2" in capsys.readouterr().err

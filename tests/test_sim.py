@@ -258,3 +258,11 @@ def test_reset_takes_a_world_mask():
     assert sim.qvel[:, 0].tolist() == [1.0, 0.0, 1.0]
     with pytest.raises(ValueError, match=r"a world mask must have shape \(3,\), got \(2,\)"):
         sim.reset(torch.tensor([True, False]))
+
+
+def test_reset_state_is_the_keyframe_and_a_copy():
+    sim = make_sim(QUADRUPED, 1, backend="mujoco", keyframe="home")
+    state = sim.reset_state()
+    np.testing.assert_array_equal(state["qpos"], sim.model.key_qpos[0])
+    state["qpos"][:] = 0.0  # the caller's copy: the model's keyframe stays
+    assert sim.model.key_qpos[0, 2] > 0 and sim.reset_state()["qpos"][2] > 0

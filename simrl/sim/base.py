@@ -162,8 +162,8 @@ class Sim(abc.ABC):
         if key < 0:
             return {f: np.array(getattr(data, f)) for f in RESET_FIELDS}
         key_field = {f: "key_" + f.replace("mocap_", "m") for f in RESET_FIELDS}  # key_mpos ...
-        return {f: np.reshape(getattr(m, key_field[f])[key], np.shape(getattr(data, f)))
-                for f in RESET_FIELDS}
+        return {f: np.reshape(getattr(m, key_field[f])[key], np.shape(getattr(data, f))).copy()
+                for f in RESET_FIELDS}  # copies: editing them must not edit the model
 
     # --- stepping -----------------------------------------------------------------------------
     @abc.abstractmethod
@@ -190,7 +190,9 @@ class Sim(abc.ABC):
     ) -> None:
         """Reset worlds `ids` (all if None) to the keyframe, then to `qpos`/`qvel` if given.
 
-        `qpos: (len(ids), nq)`, `qvel: (len(ids), nv)`. Other worlds are untouched. `forward`
+        `ids`: world indices, or a bool mask `(num_worlds,)` such as `unstable()`. `qpos:
+        (len(ids), nq)` and `qvel: (len(ids), nv)` give one row per id in the order given (for a
+        mask, per True world in ascending order). Other worlds are untouched. `forward`
         brings the derived views up to date; a caller that edits the state further and calls
         `forward` itself passes False (on mjwarp each forward costs a pass over all worlds).
         """
