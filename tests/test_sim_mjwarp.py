@@ -10,6 +10,7 @@ import mujoco
 import numpy as np
 import pytest
 import torch
+import warp as wp
 
 from simrl import ASSETS
 from simrl.sim import SimError, make_sim
@@ -202,3 +203,38 @@ def test_reset_restores_every_keyframe_field_as_mujoco_does(key):
         torch.testing.assert_close(got, want, msg=f"{f} after reset")
     warp = sims["mjwarp"]
     assert warp.act[0, 0] == 0.25 and warp.qpos[0, 0] != warp.qpos[1, 0]  # world 0 left alone
+
+
+def test_captured_set_const_follows_each_new_mass():
+    """With graphs on, set_const replays a captured graph: each replay reads the current masses."""
+    sims = [make_sim(QUADRUPED, 3, device="cpu", backend="mjwarp", keyframe="home", graphs=g)
+            for g in (False, True)]
+    trunk = sims[0].body_ids(["trunk"])[0]
+    for extra in (2.0, 0.5, 1.25):  # the first call captures, the later ones replay
+        for sim in sims:
+            mass = sim.param("body_mass")
+            mass[1:, trunk] = float(sim.model.body_mass[trunk]) + torch.tensor([extra, 2 * extra])
+            sim.set_const()
+        eager, graphed = (wp.to_torch(s.m.body_subtreemass)[:, 0].clone() for s in sims)
+        total = float(sims[0].model.body_subtreemass[0])
+        torch.testing.assert_close(graphed, eager)
+        torch.testing.assert_close(graphed, torch.tensor([0.0, extra, 2 * extra]) + total)
+    assert "set_const" in sims[1]._graphs and sims[1]._graphs["set_const"] is not None
+
+
+def test_a_step_that_cannot_be_captured_runs_uncaptured(monkeypatch):
+    sim = make_sim(PENDULUM, 2, device="cpu", backend="mjwarp", graphs=True)
+    ref = make_sim(PENDULUM, 2, device="cpu", backend="mjwarp", graphs=False)
+
+    def no_capture(*args, **kwargs):
+        raise RuntimeError("capture unsupported here")
+
+    monkeypatch.setattr(wp, "ScopedCapture", no_capture)
+    for s in (sim, ref):
+        s.qvel[:] = 1.0
+    with pytest.warns(RuntimeWarning, match=r"'\('step', 4\)' cannot be captured .*runs uncaptured"):
+        sim.step(4)
+    sim.step(4)  # no second warning: it remembers
+    ref.step(4)
+    ref.step(4)
+    torch.testing.assert_close(sim.qpos, ref.qpos)

@@ -1,13 +1,15 @@
 """GPU backend: MuJoCo Warp. Also runs on Warp's CPU device (slowly) so tests can exercise it.
 
 Tensors are `wp.to_torch` views of the Warp data arrays (float32, zero-copy). On a CUDA device
-the decimated step, `forward` and the masked reset are each captured once as a CUDA graph and
-replayed; replacing a model array (per-world parameters) drops the graphs so they re-capture.
+the decimated step, `forward`, the masked reset and `set_const` are each captured once as a
+CUDA graph and replayed; replacing a model array (per-world parameters) drops the graphs so they
+re-capture. A call that cannot be captured warns once and runs uncaptured from then on.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 
 import mujoco
 import mujoco_warp as mjw
@@ -33,6 +35,8 @@ _LOST = (
     | mjw.OverflowType.NVMAX
 )
 
+
+_EAGER = object()  # in WarpSim._graphs: this key could not be captured; run it uncaptured
 
 # Model fields that `set_const` writes. They stay shared (leading dim 1) until an input of
 # set_const is made per world; then they are tiled too, or every world would get world 0's.
@@ -134,9 +138,18 @@ class WarpSim(Sim):
         if graph is None:
             with wp.ScopedDevice(self.wp_device):
                 fn()
-                with wp.ScopedCapture() as capture:
-                    fn()
-            self._graphs[key] = capture.graph
+                try:
+                    with wp.ScopedCapture() as capture:
+                        fn()
+                    self._graphs[key] = capture.graph
+                except Exception as e:  # e.g. allocations inside fn without a memory pool
+                    warnings.warn(f"MuJoCo Warp: '{key}' cannot be captured as a CUDA graph "
+                                  f"({e}); it runs uncaptured", RuntimeWarning, stacklevel=3)
+                    self._graphs[key] = _EAGER
+            return
+        if graph is _EAGER:
+            with wp.ScopedDevice(self.wp_device):
+                fn()
             return
         wp.capture_launch(graph)
 
@@ -207,9 +220,10 @@ class WarpSim(Sim):
         return arr
 
     def set_const(self, ids: torch.Tensor | None = None) -> None:
-        """All worlds (MuJoCo Warp has no per-world set_const); unchanged worlds stay equal."""
-        with wp.ScopedDevice(self.wp_device):
-            mjw.set_const(self.m, self.d)
+        """All worlds (MuJoCo Warp has no per-world set_const); unchanged worlds stay equal.
+
+        Captured like the step: tasks that randomize mass on every reset call it most steps."""
+        self._run("set_const", lambda: mjw.set_const(self.m, self.d))
 
     def get_mjdata(self, world: int, data: mujoco.MjData | None = None) -> mujoco.MjData:
         data = data if data is not None else mujoco.MjData(self.model)
