@@ -238,3 +238,25 @@ def test_a_step_that_cannot_be_captured_runs_uncaptured(monkeypatch):
     ref.step(4)
     ref.step(4)
     torch.testing.assert_close(sim.qpos, ref.qpos)
+
+
+def test_quadruped_env_with_graphs_equals_without():
+    """The GPU configuration's path (step, resets, set_const, forward all replayed from captured
+    graphs) gives the same episodes as plain launches, resets included."""
+    from simrl.registry import make
+
+    outs = []
+    for graphs in (False, True):
+        env = make("quadruped", 4, device="cpu", backend="mjwarp", seed=0,
+                   cfg={"obs_noise": False}, sim={"graphs": graphs})
+        env.reset(seed=0)
+        env.episode_length_buf[[1, 3]] = env.max_episode_length - 2  # they time out and reset
+        gen = torch.Generator().manual_seed(0)
+        resets = 0
+        for _ in range(6):
+            obs, rew, term, trunc, _ = env.step(0.3 * torch.randn(4, 12, generator=gen))
+            resets += int((term | trunc).sum())
+        assert resets >= 2 and (len(env.sim._graphs) >= 3) == graphs  # step, reset, forward, ...
+        outs.append((obs["policy"], obs["critic"], rew, env.sim.qpos.clone()))
+    for a, b in zip(*outs, strict=True):
+        torch.testing.assert_close(b, a, atol=1e-5, rtol=1e-5)
