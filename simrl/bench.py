@@ -175,7 +175,7 @@ def bench_export(onnx_path: str | None, runs: int) -> None:
 def _bench_export(onnx_path: str | None, runs: int, tmp: Path) -> None:
     import onnxruntime as ort
 
-    from simrl.rl.export import OnnxPolicy
+    from simrl.rl.export import OnnxPolicy, latency_us
 
     if onnx_path is None:  # the quadruped's policy shape, randomly initialized
         from rsl_rl.models import MLPModel
@@ -205,17 +205,7 @@ def _bench_export(onnx_path: str | None, runs: int, tmp: Path) -> None:
     n_obs = session.get_inputs()[0].shape[1]
     x = np.random.default_rng(0).normal(size=(1, n_obs)).astype(np.float32)
 
-    def timed(fn) -> np.ndarray:
-        for _ in range(50):
-            fn()
-        out = np.empty(runs)
-        for i in range(runs):
-            t = time.perf_counter()
-            fn()
-            out[i] = time.perf_counter() - t
-        return out * 1e6
-
-    ort_us = timed(lambda: session.run(None, {"obs": x}))
+    ort_us = latency_us(lambda: session.run(None, {"obs": x}), runs)
     print(f"policy: {label}, batch 1, 1 thread, {runs} runs")
     print(f"{'runtime':>22} {'median us':>10} {'p99 us':>10}")
     print(f"{'onnxruntime (CPU)':>22} {np.median(ort_us):>10.1f} {np.percentile(ort_us, 99):>10.1f}")
@@ -223,7 +213,7 @@ def _bench_export(onnx_path: str | None, runs: int, tmp: Path) -> None:
         torch.set_num_threads(1)
         xt = torch.from_numpy(x)
         with torch.inference_mode():
-            torch_us = timed(lambda: module(xt))
+            torch_us = latency_us(lambda: module(xt), runs)
         print(f"{'torch eager (CPU)':>22} {np.median(torch_us):>10.1f} {np.percentile(torch_us, 99):>10.1f}")
         print(f"onnxruntime / torch median latency ratio: {np.median(ort_us) / np.median(torch_us):.2f}")
     import shutil

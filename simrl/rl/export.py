@@ -152,6 +152,18 @@ def export_onnx(
             "num_checked": len(obs), "max_abs_diff": err}
 
 
+def latency_us(fn, runs: int, warmup: int = 50) -> np.ndarray:
+    """Microseconds per call of `fn`, `runs` calls after `warmup` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    out = np.empty(runs)
+    for i in range(runs):
+        t = time.perf_counter()
+        fn()
+        out[i] = time.perf_counter() - t
+    return out * 1e6
+
+
 TRT_TOL = {"fp32": 1e-4, "fp16": 2e-2}  # max |engine - onnxruntime| accepted per precision
 TRT_MAX_BATCH = 1024  # the engine's batch range is 1..TRT_MAX_BATCH (the robot runs batch 1)
 
@@ -207,14 +219,7 @@ def build_tensorrt(onnx_path: str | Path, precision: str = "fp16",
     if not np.isfinite(err) or err > TRT_TOL[precision]:
         raise ExportError(f"TensorRT {precision} engine differs from ONNX by {err:.3g} "
                           f"> {TRT_TOL[precision]} on {len(obs)} observations")
-    one = obs[:1]
-    for _ in range(50):
-        run(one)
-    times = []
-    for _ in range(1000):
-        t = time.perf_counter()
-        run(one)
-        times.append((time.perf_counter() - t) * 1e6)
+    times = latency_us(lambda: run(obs[:1]), runs=1000)
     return {"engine": str(engine_path), "max_abs_diff_vs_onnx": err, "trtexec": cmd,
             "latency_us_median": float(np.median(times)), "latency_us_p99": float(np.percentile(times, 99))}
 
