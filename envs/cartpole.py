@@ -36,10 +36,10 @@ class CartpoleEnv(EnvBatch):
         q = self.sim.qpos
         return (q[:, 1].abs() > self.cfg.max_angle) | (q[:, 0].abs() > self.cfg.max_cart_pos)
 
-    def reset_envs(self, ids: torch.Tensor) -> None:
-        k, s = ids.numel(), self.cfg.init_noise
-        self.sim.qpos[ids] = self.uniform((k, 2), -s, s).to(self.sim.dtype)
-        self.sim.qvel[ids] = self.uniform((k, 2), -s, s).to(self.sim.dtype)
+    def reset_envs(self, mask: torch.Tensor) -> None:
+        n, s, rows = self.num_envs, self.cfg.init_noise, mask[:, None]
+        self.sim.qpos[:] = torch.where(rows, self.uniform((n, 2), -s, s).to(self.sim.dtype), self.sim.qpos)
+        self.sim.qvel[:] = torch.where(rows, self.uniform((n, 2), -s, s).to(self.sim.dtype), self.sim.qvel)
 
 
 CartpoleEnv.OBS_TERMS = {

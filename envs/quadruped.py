@@ -68,7 +68,9 @@ class QuadrupedCfg(EnvCfg):
     air_time_target_s: float = 0.5
     # terminations
     max_tilt_cos: float = 0.5  # terminate when the trunk's up axis is tilted past 60 degrees
-    # randomization on reset, and pushes during episodes
+    # randomization: friction per episode, trunk mass once per env at start-up (as legged_gym:
+    # a mass edit needs set_const, hundreds of kernel launches over all worlds on mjwarp),
+    # pushes during episodes
     friction: tuple[float, float] = (0.5, 1.25)
     added_trunk_mass: tuple[float, float] = (-1.0, 2.0)
     joint_pos_scale: tuple[float, float] = (0.5, 1.5)
@@ -88,8 +90,10 @@ class QuadrupedEnv(EnvBatch):
         lo, hi = torch.as_tensor(m.jnt_range[1:], **f32).T
         mid, half = (lo + hi) / 2, (hi - lo) / 2
         self.soft_lo, self.soft_hi = mid - 0.9 * half, mid + 0.9 * half
-        self.feet = self.sim.body_ids([f"{leg}_calf" for leg in LEGS])
-        self.thighs = self.sim.body_ids([f"{leg}_thigh" for leg in LEGS])
+        # body ids as device tensors: a Python-list index is a host copy on every use
+        self.feet = self.sim.body_index([f"{leg}_calf" for leg in LEGS])
+        self.thighs = self.sim.body_index([f"{leg}_thigh" for leg in LEGS])
+        self.trunk_index = self.sim.body_index(["trunk"])
         self.trunk = self.sim.body_ids(["trunk"])[0]
         self.commands = torch.zeros(n, 3, **f32)
         self.air_time = torch.zeros(n, len(LEGS), **f32)
@@ -97,7 +101,10 @@ class QuadrupedEnv(EnvBatch):
         self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
         self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))
         self.push_steps = max(1, round(self.cfg.push_interval_s / self.dt))
-        self.base_mass = self.sim.param("body_mass")[:, self.trunk].clone()
+        mass = self.sim.param("body_mass")
+        added = self.uniform((n,), *self.cfg.added_trunk_mass)
+        mass[:, self.trunk] += added.to(mass.dtype)
+        self.sim.set_const()
         self.refresh()
 
     # --- state, read once per step from the sim views (float32) ------------------------------
@@ -110,16 +117,18 @@ class QuadrupedEnv(EnvBatch):
         self.joint_pos = qpos[:, 7:]
         self.joint_vel = qvel[:, 6:]
         self.foot_force = self.sim.contact_force(self.feet).float()
-        self.contact = self.foot_force.norm(dim=-1) > 1.0
+        # a reset env's contact forces are the last episode's until it steps: none yet
+        self.contact = (self.foot_force.norm(dim=-1) > 1.0) & ~self.reset_buf[:, None]
 
     def apply_actions(self, actions: torch.Tensor) -> None:
         self.last_joint_vel.copy_(self.sim.qvel[:, 6:])
         super().apply_actions(actions)  # ctrl = home pose + action_scale * actions
         # pushes go into the state the physics starts from, so this step's observation shows them
-        push = ((self.episode_length_buf + 1) % self.push_steps == 0).nonzero().flatten()
-        if push.numel() and self.cfg.push_vel > 0:
+        if self.cfg.push_vel > 0:  # by mask: no host sync to find who is pushed
+            push = ((self.episode_length_buf + 1) % self.push_steps == 0)[:, None]
             v = self.cfg.push_vel
-            self.sim.qvel[push, 0:2] += self.uniform((push.numel(), 2), -v, v).to(self.sim.dtype)
+            kick = self.uniform((self.num_envs, 2), -v, v) * push
+            self.sim.qvel[:, 0:2] += kick.to(self.sim.dtype)
 
     def update(self) -> None:
         self.refresh()
@@ -127,46 +136,43 @@ class QuadrupedEnv(EnvBatch):
         self.first_contact = first_contact
         self.air_time_on_landing = self.air_time * first_contact
         self.air_time.add_(self.dt).mul_(~self.contact)  # in place: stays a normal tensor
-        step = self.episode_length_buf
-        resample = (step % self.resample_steps == 0).nonzero().flatten()
-        if resample.numel():
-            self._sample_commands(resample)
+        self._sample_commands(self.episode_length_buf % self.resample_steps == 0)
 
     def terminated(self) -> torch.Tensor:
-        trunk_contact = self.sim.contact_force([self.trunk])[:, 0].norm(dim=-1) > 1.0
+        trunk_contact = self.sim.contact_force(self.trunk_index)[:, 0].norm(dim=-1) > 1.0
         tilted = self.gravity_b[:, 2] > -self.cfg.max_tilt_cos
         return trunk_contact | tilted
 
-    def reset_envs(self, ids: torch.Tensor) -> None:
-        k, cfg, sim = ids.numel(), self.cfg, self.sim
-        qpos = sim.qpos[ids].clone()
-        yaw = self.uniform((k,), -3.14159, 3.14159)
-        qpos[:, 3:7] = yaw_quat(yaw).to(sim.dtype)
-        qpos[:, 7:] = (self.default_joint_pos * self.uniform((k, 1), *cfg.joint_pos_scale)).to(sim.dtype)
-        qvel = torch.zeros(k, self.model.nv, device=self.device, dtype=sim.dtype)
-        qvel[:, :6] = self.uniform((k, 6), -0.5, 0.5).to(sim.dtype)
-        sim.qpos[ids] = qpos
-        sim.qvel[ids] = qvel
-        sim.ctrl[ids] = self.default_joint_pos.to(sim.dtype)
-        # domain randomization: friction of every geom (contacts take the larger), trunk mass
+    def reset_envs(self, mask: torch.Tensor) -> None:
+        n, cfg, sim, dt = self.num_envs, self.cfg, self.sim, self.sim.dtype
+        rows = mask[:, None]
+        # random yaw, joints scaled around the home pose, a small random base velocity; drawn
+        # for every env and kept where mask (no host sync to count the resets)
+        quat = yaw_quat(self.uniform((n,), -3.14159, 3.14159)).to(dt)
+        joints = (self.default_joint_pos * self.uniform((n, 1), *cfg.joint_pos_scale)).to(dt)
+        root_vel = self.uniform((n, 6), -0.5, 0.5).to(dt)
+        sim.qpos[:, 3:7] = torch.where(rows, quat, sim.qpos[:, 3:7])
+        sim.qpos[:, 7:] = torch.where(rows, joints, sim.qpos[:, 7:])
+        sim.qvel[:, :6] = torch.where(rows, root_vel, sim.qvel[:, :6])
+        sim.qvel[:, 6:] = sim.qvel[:, 6:].masked_fill(rows, 0.0)
+        sim.ctrl[:] = torch.where(rows, self.default_joint_pos.to(dt), sim.ctrl)
+        # ground contact friction per episode (contacts take the larger of the two geoms')
         friction = sim.param("geom_friction")
-        friction[ids, :, 0] = self.uniform((k, 1), *cfg.friction).to(friction.dtype)
-        mass = sim.param("body_mass")
-        added = self.uniform((k,), *cfg.added_trunk_mass)
-        mass[ids, self.trunk] = (self.base_mass[ids] + added).to(mass.dtype)
-        sim.set_const(ids)
-        self.air_time[ids] = 0.0
-        self.last_joint_vel[ids] = 0.0
-        self._sample_commands(ids)
+        mu = self.uniform((n, 1), *cfg.friction).to(friction.dtype)
+        friction[:, :, 0] = torch.where(rows, mu, friction[:, :, 0])
+        self.air_time.masked_fill_(rows, 0.0)
+        self.last_joint_vel.masked_fill_(rows, 0.0)
+        self._sample_commands(mask)
 
-    def _sample_commands(self, ids: torch.Tensor) -> None:
-        k, cfg = ids.numel(), self.cfg
+    def _sample_commands(self, mask: torch.Tensor) -> None:
+        """New commands for the envs where `mask`; a share of them stand still."""
+        n, cfg = self.num_envs, self.cfg
         cmd = torch.stack(
-            [self.uniform((k,), *cfg.lin_vel_x), self.uniform((k,), *cfg.lin_vel_y),
-             self.uniform((k,), *cfg.yaw_rate)], dim=1,
+            [self.uniform((n,), *cfg.lin_vel_x), self.uniform((n,), *cfg.lin_vel_y),
+             self.uniform((n,), *cfg.yaw_rate)], dim=1,
         )
-        still = self.uniform((k, 1), 0.0, 1.0) < cfg.standing_share
-        self.commands[ids] = cmd * ~still
+        still = self.uniform((n, 1), 0.0, 1.0) < cfg.standing_share
+        self.commands[:] = torch.where(mask[:, None], cmd * ~still, self.commands)
 
     def set_commands(self, lin_vel_x: float, lin_vel_y: float = 0.0, yaw_rate: float = 0.0) -> None:
         """Fix every env's command (evaluation); disables resampling."""

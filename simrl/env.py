@@ -6,8 +6,13 @@ autoreset) -> observation groups. Everything is batched torch on the sim device;
 over envs in Python.
 
 rsl-rl's `VecEnv.step` returns 4 values where gymnasium's returns 5, so one object cannot be
-both under the name `step`: `env.rsl_rl()` gives the rsl-rl view (`RslRlVecEnv`), which shares
-every buffer with the env (no copies) and only reshapes what `step` returns.
+both under the name `step`: `env.rsl_rl()` gives the rsl-rl view (`simrl.rl.vecenv`), which
+shares every buffer with the env (no copies) and only reshapes what `step` returns. This layer
+imports no RL library.
+
+No step waits on the device: resets run by mask (on mjwarp every step, whether or not an
+episode ended), episode statistics accumulate on the device and `episode_log()` reads them once
+per iteration.
 
 A task subclasses `EnvBatch` and fills in the hooks (`apply_actions`, `update`, `terminated`,
 `reset_envs`) plus three tables of small term functions `f(env) -> Tensor`:
@@ -30,7 +35,6 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from simrl import ASSETS
@@ -130,8 +134,21 @@ class EnvBatch(gym.vector.VectorEnv):
         self.reward_buf = torch.zeros(n, **f32)
         self.terminated_buf = torch.zeros(n, device=self.device, dtype=torch.bool)
         self.time_out_buf = torch.zeros_like(self.terminated_buf)
-        self.episode_sums = {k: torch.zeros(n, **f32) for k in cfg.rewards}
-        self.unstable_count = 0
+        self.reset_buf = torch.zeros(n, device=self.device, dtype=torch.bool)  # reset this step
+        self._episode_sums = torch.zeros(n, len(cfg.rewards), **f32)  # one column per reward term
+        self.episode_sums = {k: self._episode_sums[:, i] for i, k in enumerate(cfg.rewards)}
+        active = [(i, k, w) for i, (k, w) in enumerate(cfg.rewards.items()) if w != 0.0]
+        self._reward_plan = (  # the terms computed each step, their columns, weight * dt
+            [k for _, k, _ in active],
+            torch.tensor([i for i, _, _ in active], device=self.device, dtype=torch.long),
+            torch.tensor([w * self.dt for *_, w in active], **f32),
+        )
+        self._log_acc = torch.zeros(4 + len(cfg.rewards), device=self.device, dtype=torch.float64)
+        self._unstable_total = 0
+        # resets by mask every step where the state lives on the device (no host sync to ask
+        # whether any env ended); see _step_impl
+        self.masked_resets = self.sim.backend == "mjwarp"
+        self.sim.check_overflow = False  # read once per iteration by episode_log instead
         self._warned_sim_error = False
         self.profile = False  # True: accumulate seconds in self.timers (syncs the device)
         self.timers = {"physics": 0.0, "env_step": 0.0}
@@ -163,7 +180,6 @@ class EnvBatch(gym.vector.VectorEnv):
         clip = cfg.action_clip
         self.single_action_space = gym.spaces.Box(-clip, clip, (self.num_actions,), np.float32)
         self.action_space = batch_space(self.single_action_space, n)
-        self.extras: dict[str, Any] = {"log": {}}
 
     # --- task hooks ---------------------------------------------------------------------------
     @property
@@ -204,8 +220,10 @@ class EnvBatch(gym.vector.VectorEnv):
         """Bool (N,): episodes that ended in a terminal state (not a time-out)."""
         return torch.zeros(self.num_envs, device=self.device, dtype=torch.bool)
 
-    def reset_envs(self, ids: torch.Tensor) -> None:
-        """Task part of resetting envs `ids`: the sim is already at its keyframe for them."""
+    def reset_envs(self, mask: torch.Tensor) -> None:
+        """Task part of resetting the envs where bool `mask` (N,) is True; the sim is already at
+        its keyframe for them. Write with `torch.where(mask, new, old)` (or `masked_fill_`),
+        never `x[mask] = ...`: boolean indexing waits on the device for the count."""
 
     # --- the loop -----------------------------------------------------------------------------
     def step(self, actions: torch.Tensor):
@@ -243,6 +261,7 @@ class EnvBatch(gym.vector.VectorEnv):
     def _step_impl(self, actions: torch.Tensor, final_obs: bool):
         actions = torch.as_tensor(actions, device=self.device, dtype=torch.float32)
         actions = torch.nan_to_num(actions).clamp(-self.cfg.action_clip, self.cfg.action_clip)
+        self.reset_buf.zero_()
         self.last_actions.copy_(self.actions)
         self.actions.copy_(actions)
         self.apply_actions(self.actions)
@@ -258,24 +277,56 @@ class EnvBatch(gym.vector.VectorEnv):
         self.compute_rewards(unstable)
 
         done = self.terminated_buf | self.time_out_buf
-        ids = done.nonzero().flatten()
+        self._accumulate_log(done, unstable)
         infos: dict[str, Any] = {}
-        n_unstable = int(unstable.sum()) if ids.numel() else 0
-        self.unstable_count += n_unstable
-        if ids.numel():
+        # On the device (mjwarp) every step resets by mask, whether or not an episode ended:
+        # asking would be a host sync. In host memory (MuJoCo C) asking is free, so idle
+        # steps skip the reset work.
+        if self.masked_resets or bool(done.any()):
             if final_obs:
                 self.compute_observations()
                 infos["final_obs"] = {g: v.clone() for g, v in self._obs_buf.items()}
                 infos["_final_obs"] = done.clone()
-            self.extras["log"] = self._episode_log(ids)
-            self.extras["log"]["sim/unstable_resets"] = float(n_unstable)
-            self._reset(ids)
-        else:
-            self.extras["log"] = {}
+            self._reset(done)
         self.compute_observations()
-        self.extras["time_outs"] = self.time_out_buf
         infos["time_outs"] = self.time_out_buf
         return self._obs_buf, self.reward_buf, self.terminated_buf, self.time_out_buf, infos
+
+    def _accumulate_log(self, done: torch.Tensor, unstable: torch.Tensor) -> None:
+        """Add the finished episodes' sums to the device-side log (read by `episode_log`)."""
+        # columns: [count, length_s, terminated, unstable, reward terms...] (unstable => done)
+        per_env = torch.stack([done, self.terminated_buf, unstable], dim=1).to(torch.float32)
+        length_s = self.episode_length_buf.to(torch.float32)[:, None] * self.dt
+        cols = torch.cat([per_env[:, :1], length_s, per_env[:, 1:], self._episode_sums], dim=1)
+        self._log_acc += (cols * per_env[:, :1]).sum(dim=0)
+        self._episode_sums.mul_(~done[:, None])
+
+    def episode_log(self) -> dict[str, float]:
+        """Means over the episodes that ended since the last call, and the count of unstable
+        worlds reset; then clears. One host sync: call it once per iteration, not per step.
+
+        Keys: `Episode_Reward/<term>` (sum over the episode / episode_length_s), `Episode/
+        length_s`, `Episode/terminated` (share), `sim/unstable_resets` (a count). Empty where
+        no episode ended and no world was unstable. Also raises if the sim dropped contacts.
+        """
+        self.sim.raise_on_overflow()
+        count, length, term, unstable, *rewards = self._log_acc.tolist()
+        self._log_acc.zero_()
+        self._unstable_total += int(unstable)
+        log: dict[str, float] = {}
+        if count:
+            for name, value in zip(self.cfg.rewards, rewards, strict=True):
+                log[f"Episode_Reward/{name}"] = value / count / self.cfg.episode_length_s
+            log["Episode/length_s"] = length / count
+            log["Episode/terminated"] = term / count
+        if count or unstable:
+            log["sim/unstable_resets"] = unstable
+        return log
+
+    @property
+    def unstable_count(self) -> int:
+        """Unstable worlds reset since the env was built (reads the device: not per step)."""
+        return self._unstable_total + int(self._log_acc[3])
 
     def _sim_step(self) -> torch.Tensor | None:
         """Step the physics; ids of worlds the engine failed on (they are reset as unstable)."""
@@ -291,15 +342,17 @@ class EnvBatch(gym.vector.VectorEnv):
         return None
 
     def compute_rewards(self, unstable: torch.Tensor | None = None) -> None:
-        self.reward_buf = torch.zeros_like(self.reward_buf)  # fresh: the last one was returned
-        for name, weight in self.cfg.rewards.items():
-            if weight == 0.0:
-                continue
-            value = self.REWARD_TERMS[name](self) * (weight * self.dt)
-            if unstable is not None:  # a diverged world earns nothing, poisons nothing
-                value = torch.where(unstable, 0.0, torch.nan_to_num(value))
-            self.reward_buf += value
-            self.episode_sums[name] += value
+        """Weighted reward terms (all at once: a few ops whatever the number of terms)."""
+        names, columns, weights = self._reward_plan
+        if not names:
+            self.reward_buf = torch.zeros_like(self.reward_buf)  # fresh: the last one was returned
+            return
+        values = torch.stack([self.REWARD_TERMS[name](self).to(torch.float32) for name in names], 1)
+        values = torch.nan_to_num(values) * weights  # (N, terms): weight * dt folded in
+        if unstable is not None:  # a diverged world earns nothing, poisons nothing
+            values = values.masked_fill(unstable[:, None], 0.0)
+        self.reward_buf = values.sum(dim=1)  # a fresh tensor: the last one was returned
+        self._episode_sums.index_add_(1, columns, values)
         if self.cfg.only_positive_rewards:
             self.reward_buf.clamp_(min=0.0)
 
@@ -333,41 +386,41 @@ class EnvBatch(gym.vector.VectorEnv):
             cache[key] = torch.tensor(scale, device=self.device, dtype=torch.float32)
         return cache[key]
 
-    def _episode_log(self, ids: torch.Tensor) -> dict[str, float]:
-        log = {}
-        for name, sums in self.episode_sums.items():
-            log[f"Episode_Reward/{name}"] = float(sums[ids].mean() / self.cfg.episode_length_s)
-            sums[ids] = 0.0
-        log["Episode/length_s"] = float(self.episode_length_buf[ids].float().mean() * self.dt)
-        log["Episode/terminated"] = float(self.terminated_buf[ids].float().mean())
-        return log
+    def _reset(self, mask: torch.Tensor) -> None:
+        """Reset the envs where bool `mask` (N,) is True: sim to the keyframe, then the task.
 
-    def _reset(self, ids: torch.Tensor) -> None:
-        self.sim.reset(ids, forward=False)  # forwarded below, after the task's own reset
-        self.episode_length_buf[ids] = 0
-        self.actions[ids] = 0.0
-        self.last_actions[ids] = 0.0
-        self.reset_envs(ids)
-        self.sim.forward(ids)
+        No forward pass afterwards: the next observation reads qpos/qvel, which the reset set;
+        derived quantities (contacts, xpos) of a reset env are stale until its next step, and
+        tasks mask what they read from them with `reset_buf`.
+        """
+        self.sim.reset(mask, forward=False)
+        self.reset_buf |= mask
+        self.episode_length_buf.masked_fill_(mask, 0)
+        self.actions.masked_fill_(mask[:, None], 0.0)
+        self.last_actions.masked_fill_(mask[:, None], 0.0)
+        self.reset_envs(mask)
         self.refresh()
 
     def reset_all(self) -> None:
-        self._reset(torch.arange(self.num_envs, device=self.device))
+        self._reset(torch.ones(self.num_envs, device=self.device, dtype=torch.bool))
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """gymnasium reset: every env to a fresh episode; `seed` reseeds the env's generator."""
         if seed is not None:
             self.gen.manual_seed(seed)
+        self.sim.raise_on_overflow()
         self.reset_all()
-        for sums in self.episode_sums.values():
-            sums.zero_()
+        self._episode_sums.zero_()
         return self.compute_observations(), {}
 
     def get_observations(self) -> TensorDict:
         return TensorDict(dict(self._obs_buf), batch_size=[self.num_envs], device=self.device)
 
-    def rsl_rl(self) -> RslRlVecEnv:
-        return RslRlVecEnv(self)
+    def rsl_rl(self, log_every: int = 1):
+        """rsl-rl's view of this env (`simrl.rl.vecenv.RslRlVecEnv`); see its docstring."""
+        from simrl.rl.vecenv import RslRlVecEnv
+
+        return RslRlVecEnv(self, log_every=log_every)
 
     # --- rendering ----------------------------------------------------------------------------
     def render(self, world: int = 0, width: int = 640, height: int = 480, camera: str | int | None = None):
@@ -400,31 +453,3 @@ class EnvBatch(gym.vector.VectorEnv):
     def uniform(self, shape, lo: float, hi: float) -> torch.Tensor:
         """Uniform samples from the env's seeded generator, on the env device."""
         return torch.rand(shape, generator=self.gen, device=self.device) * (hi - lo) + lo
-
-
-class RslRlVecEnv(VecEnv):
-    """rsl-rl's view of an EnvBatch: same buffers, `step` returns (obs, rew, dones, extras)."""
-
-    def __init__(self, env: EnvBatch):
-        self.env = env
-        self.num_envs = env.num_envs
-        self.num_actions = env.num_actions
-        self.max_episode_length = env.max_episode_length
-        self.device = env.device
-        self.cfg = dataclasses.asdict(env.cfg)
-
-    @property
-    def episode_length_buf(self) -> torch.Tensor:
-        return self.env.episode_length_buf
-
-    @episode_length_buf.setter
-    def episode_length_buf(self, value: torch.Tensor) -> None:
-        self.env.episode_length_buf[:] = value
-
-    def get_observations(self) -> TensorDict:
-        return self.env.get_observations()
-
-    def step(self, actions: torch.Tensor):
-        obs, rew, term, trunc, _ = self.env._step(actions, final_obs=False)
-        td = TensorDict(dict(obs), batch_size=[self.num_envs], device=self.device)
-        return td, rew, term | trunc, self.env.extras

@@ -134,22 +134,42 @@ def test_rsl_rl_vecenv_contract(quad):
     obs, rew, dones, extras = venv.step(torch.zeros(N, 12))
     assert rew.shape == (N,) and dones.shape == (N,)
     assert extras["time_outs"].shape == (N,)
-    assert "log" in extras
     venv.episode_length_buf = torch.full((N,), 5)
     assert (quad.episode_length_buf == 5).all()
 
 
 def test_episode_logs_only_when_episodes_end():
-    env = make("cartpole", 4, device="cpu", seed=0).rsl_rl()
+    """rsl-rl's view logs each step's ended episodes; nothing on steps where none ended."""
+    env = make("cartpole", 4, device="cpu", seed=0)
+    venv = env.rsl_rl()
     saw_log = False
     for _ in range(100):
-        _, _, dones, extras = env.step(torch.ones(4, 1))
+        length_s = (env.episode_length_buf + 1).float() * env.dt  # lengths if they end now
+        _, _, dones, extras = venv.step(torch.ones(4, 1))
         if dones.any():
             assert "Episode_Reward/alive" in extras["log"]
+            want = length_s[dones].mean().item()
+            assert extras["log"]["Episode/length_s"] == pytest.approx(want, rel=1e-5)
             saw_log = True
         else:
-            assert extras["log"] == {}
+            assert "log" not in extras
     assert saw_log
+
+
+def test_episode_log_accumulates_on_the_device_until_read():
+    """Read once for many steps: the means are over every episode that ended in between."""
+    env = make("cartpole", 4, device="cpu", seed=0)
+    lengths = []
+    for _ in range(150):
+        length_s = (env.episode_length_buf + 1).float() * env.dt
+        _, _, term, trunc, _ = env.step(torch.ones(4, 1))
+        lengths += length_s[term | trunc].tolist()
+    log = env.episode_log()
+    assert len(lengths) >= 4  # several episodes ended
+    assert log["Episode/length_s"] == pytest.approx(sum(lengths) / len(lengths), rel=1e-5)
+    # alive earns weight 1 per second: its episode sum / episode_length_s is length_s / 5 s
+    assert log["Episode_Reward/alive"] == pytest.approx(log["Episode/length_s"] / 5.0, rel=1e-4)
+    assert env.episode_log() == {}  # read clears it
 
 
 # --- quadruped terms on crafted states ---------------------------------------------------------
@@ -218,7 +238,7 @@ def test_nonfinite_world_is_reset_and_counted():
     assert term.tolist() == [False, True, False, False]
     assert torch.isfinite(rew).all() and rew[1] == 0.0
     assert all(torch.isfinite(v).all() for v in obs.values())
-    assert env.unstable_count == 1 and env.extras["log"]["sim/unstable_resets"] == 1.0
+    assert env.unstable_count == 1 and env.episode_log()["sim/unstable_resets"] == 1.0
     assert torch.isfinite(env.sim.qpos).all()
 
 
@@ -238,7 +258,7 @@ def test_engine_failure_in_some_worlds_resets_them_and_training_goes_on(monkeypa
         obs, rew, term, trunc, _ = env.step(torch.zeros(4, 12))
     assert term.tolist() == [False, False, True, False] and rew[2] == 0.0
     assert env.episode_length_buf.tolist() == [1, 1, 0, 1]
-    assert env.unstable_count == 1 and env.extras["log"]["sim/unstable_resets"] == 1.0
+    assert env.unstable_count == 1 and env.episode_log()["sim/unstable_resets"] == 1.0
     monkeypatch.undo()
     obs, rew, term, *_ = env.step(torch.zeros(4, 12))
     assert not term.any() and all(torch.isfinite(v).all() for v in obs.values())

@@ -118,15 +118,47 @@ def test_nonfinite_world_detected(quad):
     assert not quad.unstable().any()
 
 
-def test_contact_overflow_is_reported():
-    # the default pose holds the robot just above the floor (no contacts); falling, its four
-    # feet land: more contacts than the 2 allowed must raise, naming the setting to raise
-    sim = make_sim(QUADRUPED, 2, device="cpu", backend="mjwarp", nconmax=2, njmax=16)
-    with pytest.raises(SimError, match="Raise nconmax"):
-        for _ in range(50):
-            sim.step(2)
+def _fall(sim, steps=50):
+    for _ in range(steps):  # from the default pose just above the floor, the feet land
+        sim.step(2)
+
+
+def test_constraint_row_overflow_names_the_worlds_and_njmax():
+    sim = make_sim(QUADRUPED, 2, device="cpu", backend="mjwarp", njmax=16)
+    with pytest.raises(SimError, match=r"2 of 2 worlds \[0, 1\] overflowed their constraint rows "
+                                       r"\(njmax=16 per world\).*njmax=32"):
+        _fall(sim)
+
+
+def test_shared_contact_buffer_overflow_is_reported_for_the_batch():
+    """Contacts live in one buffer all worlds share: its overflow names the buffer, not worlds."""
+    sim = make_sim(QUADRUPED, 2, device="cpu", backend="mjwarp", nconmax=2, njmax=256)
+    with pytest.raises(SimError, match=r"contact buffer all 2 worlds share \(nconmax=2 per world, "
+                                       r"4 in all\).*nconmax=4"):
+        _fall(sim)
     with pytest.raises(SimError, match="too small for the initial state"):
         make_sim(QUADRUPED, 2, device="cpu", backend="mjwarp", keyframe="home", nconmax=1)
+
+
+def test_overflow_before_a_reset_is_still_reported_once():
+    """Deferred checks (the env's, once per iteration) see overflows that a reset cleared."""
+    sim = make_sim(QUADRUPED, 2, device="cpu", backend="mjwarp", njmax=16, check_overflow=False)
+    _fall(sim)  # overflows, unchecked
+    sim.reset()  # clears d.overflow
+    assert not sim._overflow.any()
+    with pytest.raises(SimError, match="overflowed their constraint rows"):
+        sim.raise_on_overflow()
+    sim.raise_on_overflow()  # reported, then cleared
+
+
+def test_buffers_sized_from_the_model_as_mujoco_warp_does_and_no_device_printf(quad):
+    import mujoco_warp as mjw
+
+    mjd = mujoco.MjData(quad.model)
+    ref = mjw.put_data(quad.model, mjd, nworld=N)
+    assert (quad.nconmax, quad.njmax) == (ref.naconmax // N, ref.njmax)
+    assert quad.njmax < 188  # the old hand sizing gave 188 rows per world
+    assert quad.m.opt.warn_overflow == 0
 
 
 def test_quadruped_env_agrees_across_backends():
@@ -222,27 +254,60 @@ def test_captured_set_const_follows_each_new_mass():
     assert "set_const" in sims[1]._graphs and sims[1]._graphs["set_const"] is not None
 
 
-def test_a_step_that_cannot_be_captured_runs_uncaptured(monkeypatch):
+def test_a_step_that_cannot_be_captured_raises_naming_the_fix(monkeypatch):
+    """Strict capture: no silent fallback to uncaptured launches (which sync the host per
+    solver iteration on CUDA)."""
     sim = make_sim(PENDULUM, 2, device="cpu", backend="mjwarp", graphs=True)
-    ref = make_sim(PENDULUM, 2, device="cpu", backend="mjwarp", graphs=False)
 
     def no_capture(*args, **kwargs):
         raise RuntimeError("capture unsupported here")
 
     monkeypatch.setattr(wp, "ScopedCapture", no_capture)
-    for s in (sim, ref):
-        s.qvel[:] = 1.0
-    with pytest.warns(RuntimeWarning, match=r"'\('step', 4\)' cannot be captured .*runs uncaptured"):
+    with pytest.raises(SimError, match=r"'\('step', 4\)' could not be captured.*capture unsupported "
+                                       r"here.*sim.kwargs.graphs=false"):
         sim.step(4)
-    sim.step(4)  # no second warning: it remembers
-    ref.step(4)
-    ref.step(4)
-    torch.testing.assert_close(sim.qpos, ref.qpos)
+
+
+def test_capture_runs_with_the_garbage_collector_off(monkeypatch):
+    import gc
+
+    seen = []
+    real = wp.ScopedCapture
+
+    class Recording(real):
+        def __enter__(self):
+            seen.append(gc.isenabled())
+            return super().__enter__()
+
+    monkeypatch.setattr(wp, "ScopedCapture", Recording)
+    sim = make_sim(PENDULUM, 2, device="cpu", backend="mjwarp", graphs=True)
+    sim.step(3)
+    assert seen == [False] and gc.isenabled()
+
+
+def test_capture_preconditions_are_checked_up_front(monkeypatch):
+    """On CUDA: a disabled memory pool or a driver without graph conditionals is refused with
+    the fix named (checked here with a stand-in CUDA device)."""
+    from types import SimpleNamespace
+
+    from simrl.sim.mjwarp_backend import check_capture
+
+    cuda = SimpleNamespace(is_cuda=True, __str__=lambda self: "cuda:0")
+    monkeypatch.setattr(wp, "is_mempool_supported", lambda d: True)
+    monkeypatch.setattr(wp, "is_mempool_enabled", lambda d: False)
+    with pytest.raises(SimError, match=r"memory pool is disabled.*wp.set_mempool_enabled"):
+        check_capture(cuda, conditional=True)
+    monkeypatch.setattr(wp, "is_mempool_enabled", lambda d: True)
+    monkeypatch.setattr(wp, "is_conditional_graph_supported", lambda: False)
+    with pytest.raises(SimError, match=r"CUDA >= 12.4.*sim.kwargs.graphs=false"):
+        check_capture(cuda, conditional=True)
+    check_capture(cuda, conditional=False)  # no conditional needed: fine
+    check_capture(SimpleNamespace(is_cuda=False), conditional=True)  # CPU device: nothing to check
 
 
 def test_quadruped_env_with_graphs_equals_without():
-    """The GPU configuration's path (step, resets, set_const, forward all replayed from captured
-    graphs) gives the same episodes as plain launches, resets included."""
+    """The GPU configuration's path (step and masked resets replayed from captured graphs) gives
+    the same episodes as plain launches, resets included."""
     from simrl.registry import make
 
     outs = []
@@ -256,7 +321,9 @@ def test_quadruped_env_with_graphs_equals_without():
         for _ in range(6):
             obs, rew, term, trunc, _ = env.step(0.3 * torch.randn(4, 12, generator=gen))
             resets += int((term | trunc).sum())
-        assert resets >= 2 and (len(env.sim._graphs) >= 3) == graphs  # step, reset, forward, ...
+        assert resets >= 2
+        # a step replays two graphs: the physics and the masked reset (no forward, no set_const)
+        assert set(env.sim._graphs) == ({("step", 4), "reset"} if graphs else set())
         outs.append((obs["policy"], obs["critic"], rew, env.sim.qpos.clone()))
     for a, b in zip(*outs, strict=True):
         torch.testing.assert_close(b, a, atol=1e-5, rtol=1e-5)

@@ -160,7 +160,7 @@ class Trainer:
         infos: dict | None = None,
     ):
         self.env = env
-        self.venv = env.rsl_rl()
+        self.venv = env.rsl_rl(log_every=0)  # the episode log is read once per iteration
         self.agent_cfg = copy.deepcopy(agent_cfg)
         with contextlib.redirect_stdout(io.StringIO()):  # rsl-rl prints the whole networks
             self.runner = _Runner(
@@ -172,6 +172,7 @@ class Trainer:
         self.iteration = 0  # iterations completed
         self.writer = None
         self.history: list[dict[str, float]] = []
+        self._episodes: collections.deque = collections.deque(maxlen=200)  # per iteration sums
         self._stop = False
         self.video_interval = 0  # record world 0 every K iterations into run_dir/videos (0: off)
         self.video_steps = 150
@@ -225,7 +226,8 @@ class Trainer:
         old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
         ret = torch.zeros(env.num_envs, device=env.device)
         length = torch.zeros(env.num_envs, device=env.device)
-        returns, lengths = collections.deque(maxlen=200), collections.deque(maxlen=200)
+        ended = torch.zeros(3, device=env.device, dtype=torch.float64)  # returns, lengths, count
+        env.episode_log()  # start the iteration's log from here
         obs = venv.get_observations()
         alg.train_mode()
         if self.runner.is_distributed:
@@ -239,26 +241,25 @@ class Trainer:
                 if (writing and self.video_interval and it % self.video_interval == 0
                         and self._frames is None):
                     self._frames, self._video_it = [], it
-                ep_logs = collections.defaultdict(list)
                 with torch.inference_mode():
                     for _ in range(n_steps):
                         actions = alg.act(obs)
                         obs, rew, dones, extras = venv.step(actions)
                         alg.process_env_step(obs, rew, dones, extras)
+                        # episode returns on the device: nothing here waits on it
                         ret += rew
                         length += 1
-                        done_ids = dones.nonzero().flatten()
-                        if done_ids.numel():
-                            returns.extend(ret[done_ids].tolist())
-                            lengths.extend(length[done_ids].tolist())
-                            ret[done_ids] = 0
-                            length[done_ids] = 0
-                        for k, v in extras.get("log", {}).items():
-                            ep_logs[k].append(float(v))
+                        d = dones.to(ret.dtype)
+                        ended += torch.stack([(ret * d).sum(), (length * d).sum(), d.sum()])
+                        ret *= 1 - d
+                        length *= 1 - d
                         if self._frames is not None:
                             self._record_frame()
                     t_collect = time.perf_counter() - t0
                     alg.compute_returns(obs)
+                ep_log = env.episode_log()  # the iteration's one read of the device
+                self._episodes.append(ended.tolist())
+                ended.zero_()
                 losses = alg.update()
                 t_iter = time.perf_counter() - t0
                 self.iteration = it + 1
@@ -268,12 +269,10 @@ class Trainer:
                     "steps_per_s": n_steps * env.num_envs / t_iter,
                     "collect_s": t_collect,
                     "learn_s": t_iter - t_collect,
-                    "mean_reward": sum(returns) / len(returns) if returns else float("nan"),
-                    "mean_episode_length": sum(lengths) / len(lengths) if lengths else float("nan"),
+                    **self._recent_episodes(),
                     "action_std": float(alg.get_policy().output_std.detach().mean()),
                     **{f"Loss/{k}": float(v) for k, v in losses.items()},
-                    # counts add up over the iteration; episode averages are averaged
-                    **{k: sum(v) if k.startswith("sim/") else sum(v) / len(v) for k, v in ep_logs.items()},
+                    **ep_log,  # means over the iteration's episodes; sim/ counts are totals
                 }
                 self.history.append(m)
                 bar.set_postfix(
@@ -295,6 +294,18 @@ class Trainer:
                 print(f"simrl: saved {path}")
                 self.writer.flush()
         return self.history
+
+    def _recent_episodes(self, min_episodes: int = 200) -> dict[str, float]:
+        """Mean return and length of the last iterations' episodes, at least `min_episodes`
+        where there are that many (a window like rsl-rl's, kept as per-iteration sums)."""
+        total = [0.0, 0.0, 0.0]
+        for r, n_steps, count in reversed(self._episodes):
+            total = [total[0] + r, total[1] + n_steps, total[2] + count]
+            if total[2] >= min_episodes:
+                break
+        if not total[2]:
+            return {"mean_reward": float("nan"), "mean_episode_length": float("nan")}
+        return {"mean_reward": total[0] / total[2], "mean_episode_length": total[1] / total[2]}
 
     def _record_frame(self) -> None:
         from simrl.render import Renderer, default_camera, write_video

@@ -148,6 +148,8 @@ class Sim(abc.ABC):
     cfrc_ext: torch.Tensor  # (N, nbody, 6) com-based [torque, force] external force
     actuator_force: torch.Tensor  # (N, nu) actuator forces of the last substep
 
+    check_overflow: bool = False  # raise_on_overflow after every step (mjwarp sets it)
+
     def __init__(self, model: mujoco.MjModel, num_worlds: int, keyframe: str | int | None):
         self.model = model
         self.num_worlds = num_worlds
@@ -181,6 +183,13 @@ class Sim(abc.ABC):
     def _reset_worlds(self, ids: torch.Tensor) -> None:
         """Reset worlds `ids` (sorted, unique, on `device`) to the reset keyframe."""
 
+    def _reset_masked(self, mask: torch.Tensor) -> None:
+        """Reset the worlds where bool `mask` (N,) is True. Backends that reset by mask on the
+        device (mjwarp) override this to avoid the host sync of `nonzero`."""
+        ids = mask.nonzero().flatten()
+        if ids.numel():
+            self._reset_worlds(ids)
+
     def reset(
         self,
         ids: torch.Tensor | Sequence[int] | None = None,
@@ -197,11 +206,16 @@ class Sim(abc.ABC):
         `forward` itself passes False (on mjwarp each forward costs a pass over all worlds).
         """
         if ids is None:
-            ids = torch.arange(self.num_worlds, device=self.device)
+            ids = torch.ones(self.num_worlds, device=self.device, dtype=torch.bool)
         ids = torch.as_tensor(ids, device=self.device)
         if ids.dtype == torch.bool:  # a mask such as sim.unstable()
             if ids.shape != (self.num_worlds,):
                 raise ValueError(f"a world mask must have shape ({self.num_worlds},), got {tuple(ids.shape)}")
+            if qpos is None and qvel is None:  # no rows to place: no ids needed, no host sync
+                self._reset_masked(ids)
+                if forward:
+                    self.forward(ids)
+                return
             ids = ids.nonzero()
         ids = ids.to(torch.long).reshape(-1)
         if ids.numel() == 0:
@@ -231,6 +245,11 @@ class Sim(abc.ABC):
         return unique
 
     # --- health -------------------------------------------------------------------------------
+    def raise_on_overflow(self) -> None:
+        """Raise SimError if contacts or constraints were dropped since the last check (backends
+        with fixed-size buffers: mjwarp). MuJoCo C grows its buffers: nothing to check."""
+        return None
+
     def unstable(self, max_qvel: float = float("inf")) -> torch.Tensor:
         """Bool mask (N,) of worlds whose state is non-finite or has |qvel| > `max_qvel`."""
         bad = ~torch.isfinite(self.qpos).all(dim=1) | ~torch.isfinite(self.qvel).all(dim=1)
@@ -278,13 +297,21 @@ class Sim(abc.ABC):
     def body_ids(self, names: Sequence[str]) -> list[int]:
         return name_ids(self.model, mujoco.mjtObj.mjOBJ_BODY, names)
 
-    def contact_force(self, body_ids: Sequence[int]) -> torch.Tensor:
+    def body_index(self, names: Sequence[str]) -> torch.Tensor:
+        """Body ids as a long tensor on the sim device: index with it on the hot path (a Python
+        list index is copied from the host on every use)."""
+        return torch.tensor(self.body_ids(names), device=self.device, dtype=torch.long)
+
+    def contact_force(self, body_ids: torch.Tensor | Sequence[int]) -> torch.Tensor:
         """World-frame net contact force on each body, (N, len(body_ids), 3).
 
+        `body_ids`: a device tensor from `body_index` (no host copy), or a list of ids.
         Read from `cfrc_ext`, which MuJoCo computes when the model has an acceleration-stage
         sensor (accelerometer, force, torque, touch); the backends make sure it is computed.
         """
-        return self.cfrc_ext[:, list(body_ids), 3:6]
+        if not isinstance(body_ids, torch.Tensor):
+            body_ids = torch.as_tensor(list(body_ids), device=self.device, dtype=torch.long)
+        return self.cfrc_ext[:, body_ids, 3:6]
 
     def sensor(self, name: str) -> torch.Tensor:
         """View `(N, dim)` of sensor `name` in `sensordata`."""

@@ -79,8 +79,12 @@ class MujocoSim(Sim):
     def forward(self, ids: torch.Tensor | None = None) -> None:
         if ids is None:
             self.batch.forward()
-        else:
-            self.batch.forward(torch.as_tensor(ids).numpy().astype(np.int32).reshape(-1))
+            return
+        ids = torch.as_tensor(ids)
+        if ids.dtype == torch.bool:
+            ids = ids.nonzero()
+        if ids.numel():
+            self.batch.forward(ids.numpy().astype(np.int32).reshape(-1))
 
     def _reset_worlds(self, ids: torch.Tensor) -> None:
         self.batch.reset(ids.numpy().astype(np.int32), keyframe=self.keyframe, stage=0)
