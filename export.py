@@ -7,13 +7,18 @@ with onnxruntime against the torch policy; `format=tensorrt precision=fp16` buil
 import hydra
 from omegaconf import DictConfig
 
+from simrl.config import register_configs
+from simrl.errors import exit_on_user_error
+
 
 @hydra.main(config_path="configs", config_name="export", version_base=None)
 def main(cfg: DictConfig) -> None:
-    from simrl.rl.app import export
+    with exit_on_user_error():  # a user's mistake: one line, no traceback
+        from simrl.rl.app import export
 
-    export(cfg)
+        export(cfg)
 
 
 if __name__ == "__main__":
+    register_configs()  # task.cfg nodes from the task dataclasses, before Hydra composes
     main()

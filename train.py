@@ -5,19 +5,26 @@
     python train.py device=cuda num_envs=4096        # GPU: mjwarp backend
     python train.py resume=runs/quadruped/<run>      # continue from the latest checkpoint
     python train.py -m seed=1,2,3                    # sweep (Hydra multirun)
+    python train.py task.cfg.push_vel=0.5            # a task config field (envs/<task>.py)
+    python train.py logger=wandb                     # W&B beside TensorBoard (pip install wandb)
 """
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
+from simrl.config import register_configs
+from simrl.errors import exit_on_user_error
+
 
 @hydra.main(config_path="configs", config_name="train", version_base=None)
 def main(cfg: DictConfig) -> None:
-    from simrl.rl.app import train
+    with exit_on_user_error():  # a user's mistake: one line, no traceback
+        from simrl.rl.app import train
 
-    train(cfg, HydraConfig.get().runtime.output_dir)
+        train(cfg, HydraConfig.get().runtime.output_dir)
 
 
 if __name__ == "__main__":
+    register_configs()  # task.cfg nodes from the task dataclasses, before Hydra composes
     main()

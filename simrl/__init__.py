@@ -36,7 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSETS = ROOT / "assets"
 
 
-
 def make(task: str, num_envs: int, **kwargs):
     """Build an env batch of a registered task (see simrl.registry.make)."""
     from simrl.registry import make as _make
@@ -44,4 +43,30 @@ def make(task: str, num_envs: int, **kwargs):
     return _make(task, num_envs, **kwargs)
 
 
-__all__ = ["ASSETS", "ROOT", "__version__", "make"]
+def train(task: str = "quadruped", *overrides: str, **values):
+    """Train `task` as train.py would; returns a TrainResult (see simrl.api.train)."""
+    from simrl.api import train as _train
+
+    return _train(task, *overrides, **values)
+
+
+def play(run: str, *overrides: str, **values):
+    """Evaluate a run, checkpoint or exported policy as play.py would (see simrl.api.play)."""
+    from simrl.api import play as _play
+
+    return _play(run, *overrides, **values)
+
+
+def export(run: str, *overrides: str, **values):
+    """Export a run's policy as export.py would (see simrl.api.export)."""
+    from simrl.api import export as _export
+
+    return _export(run, *overrides, **values)
+
+
+# gymnasium ids (simrl/Quadruped-v0, ...) exist after `import simrl`; registering loads no task
+from simrl.registry import register_gymnasium  # noqa: E402
+
+register_gymnasium()
+
+__all__ = ["ASSETS", "ROOT", "__version__", "export", "make", "play", "train"]

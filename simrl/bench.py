@@ -375,4 +375,7 @@ def _rerun(argv: list[str] | None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from simrl.errors import exit_on_user_error
+
+    with exit_on_user_error():  # a user's mistake: one line, no traceback
+        main()

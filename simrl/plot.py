@@ -13,16 +13,18 @@ from pathlib import Path
 
 import numpy as np
 
+from simrl.errors import ConfigError, MissingFileError, exit_on_user_error
+
 DEFAULT_METRICS = ("mean_reward", "mean_episode_length", "Episode_Reward/track_lin_vel", "steps_per_s")
 
 
 def read_metrics(run_dir: str | Path) -> dict[str, np.ndarray]:
     path = Path(run_dir) / "metrics.csv"
     if not path.is_file():
-        raise FileNotFoundError(f"no metrics.csv in '{run_dir}': pass run dirs written by train.py")
+        raise MissingFileError(f"no metrics.csv in '{run_dir}': pass run dirs written by train.py")
     rows = list(csv.DictReader(open(path)))
     if not rows:
-        raise ValueError(f"'{path}' has no rows yet")
+        raise ConfigError(f"'{path}' has no rows yet: plot the run after its first iteration")
     cols: dict[str, np.ndarray] = {}
     for key in rows[0]:
         cols[key] = np.array([float(r[key]) if r.get(key) not in (None, "") else math.nan for r in rows])
@@ -37,9 +39,10 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path, metrics=DEFAULT_METRI
     import matplotlib.pyplot as plt
 
     runs = [(Path(d), read_metrics(d)) for d in run_dirs]
-    metrics = [m for m in metrics if any(m in cols for _, cols in runs)]
+    wanted, metrics = list(metrics), [m for m in metrics if any(m in cols for _, cols in runs)]
     if not metrics:
-        raise ValueError("none of the requested metrics are in these runs")
+        found = sorted({k for _, cols in runs for k in cols} - {"iteration", "env_steps"})
+        raise ConfigError(f"none of the metrics {wanted} are in these runs; found: {found}")
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.4), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
         series = [(d, c["env_steps"], c[metric]) for d, c in runs if metric in c]
@@ -76,4 +79,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with exit_on_user_error():  # a bad run dir or metric: one line, no traceback
+        main()

@@ -1,17 +1,24 @@
-"""Task registry: name -> (env class, config class); also registered with gymnasium.
+"""Task registry: name -> (env class, config class, gymnasium id); validation of user input.
 
-    env = simrl.registry.make("quadruped", num_envs=512, device="cpu")
-    env = gymnasium.make_vec("simrl/Quadruped-v0", num_envs=512)
+    env = simrl.make("quadruped", num_envs=512, device="cpu")
+    env = gymnasium.make_vec("simrl/Quadruped-v0", num_envs=512)      # after `import simrl`
+
+Importing this module is cheap (no torch, mujoco or task code): `import simrl` registers the
+gymnasium ids through it with a string entry point, and the task modules load on first use.
+`make` is where user input meets the env, so its bad values raise `simrl.errors` types that the
+apps print as one line.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import types
+from typing import TYPE_CHECKING, Any
 
-import gymnasium as gym
+from simrl.errors import ConfigError, UnknownNameError
 
-from simrl.env import EnvBatch, cfg_from_dict
+if TYPE_CHECKING:
+    from simrl.env import EnvBatch
 
 # name -> ("module:EnvClass", "module:CfgClass", gymnasium id)
 TASKS: dict[str, tuple[str, str, str]] = {
@@ -26,10 +33,33 @@ def _load(ref: str):
 
 
 def task_classes(task: str) -> tuple[type[EnvBatch], type]:
+    """(env class, config class) of `task`; an unknown name lists the valid ones."""
     if task not in TASKS:
-        raise KeyError(f"unknown task '{task}'; valid: {sorted(TASKS)}")
+        raise UnknownNameError(f"unknown task '{task}'; valid: {sorted(TASKS)}")
     env_ref, cfg_ref, _ = TASKS[task]
     return _load(env_ref), _load(cfg_ref)
+
+
+def task_cfg(task: str, values: dict[str, Any] | None = None) -> Any:
+    """`task`'s config dataclass with `values` over its defaults, every name checked."""
+    from simrl.env import EnvBatch, cfg_from_dict
+
+    env_cls, cfg_cls = task_classes(task)
+    try:
+        cfg = cfg_from_dict(cfg_cls, values)
+    except KeyError as e:  # cfg_from_dict's unknown-field error, which lists the valid fields
+        raise UnknownNameError(f"task.cfg: {e.args[0]}") from e
+    except TypeError as e:  # an observation term with a field ObsTerm lacks
+        raise ConfigError(f"task.cfg.observations: {e}; a term takes name, scale, noise") from e
+    # the env's own term-name check, run on the config alone so that its KeyError is only ever
+    # a bad name (the same check inside __init__ could not be told apart from other KeyErrors)
+    probe = types.SimpleNamespace(cfg=cfg, REWARD_TERMS=env_cls.REWARD_TERMS,
+                                  OBS_TERMS=env_cls.OBS_TERMS, task_name=env_cls.task_name)
+    try:
+        EnvBatch._check_terms(probe)
+    except KeyError as e:
+        raise UnknownNameError(e.args[0]) from e
+    return cfg
 
 
 def make(
@@ -44,26 +74,28 @@ def make(
     max_episode_steps: int | None = None,
 ) -> EnvBatch:
     """Build task `task` with `num_envs` envs; `cfg` overrides fields of the task's config."""
-    env_cls, cfg_cls = task_classes(task)
-    task_cfg = cfg_from_dict(cfg_cls, cfg)
-    env = env_cls(task_cfg, num_envs, device=device, backend=backend, seed=seed,
+    from simrl.sim import resolve_backend, resolve_device
+
+    env_cls, _ = task_classes(task)
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+        raise ConfigError(f"num_envs must be an int >= 1, got {num_envs!r}: pass num_envs=N "
+                          "(or null for the task's default on the device)")
+    try:  # both only check the user's strings, so a ValueError here is always a bad value
+        dev = resolve_device(device)
+        resolve_backend(backend, dev)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
+    env = env_cls(task_cfg(task, cfg), num_envs, device=str(dev), backend=backend, seed=seed,
                   sim_kwargs=sim, render_mode=render_mode)
     if max_episode_steps is not None:  # gymnasium.make_vec passes this when registered with it
         env.max_episode_length = int(max_episode_steps)
     return env
 
 
-def _gym_entry(task: str):
-    def entry(num_envs: int = 1, **kwargs) -> EnvBatch:
-        return make(task, num_envs=num_envs, **kwargs)
-
-    return entry
-
-
 def register_gymnasium() -> None:
+    """Register every task's id with gymnasium: a string entry point, so nothing loads yet."""
+    import gymnasium as gym
+
     for task, (_, _, gym_id) in TASKS.items():
         if gym_id not in gym.registry:
-            gym.register(gym_id, vector_entry_point=_gym_entry(task))
-
-
-register_gymnasium()
+            gym.register(gym_id, vector_entry_point="simrl.registry:make", kwargs={"task": task})

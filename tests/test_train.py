@@ -16,7 +16,7 @@ from hydra import compose, initialize_config_dir
 
 from simrl import ROOT
 from simrl.registry import make
-from simrl.rl.app import train
+from simrl.rl.app import build_env, train
 from simrl.rl.runner import CheckpointError, Trainer, latest_checkpoint
 
 CONFIGS = str(ROOT / "configs")
@@ -151,10 +151,91 @@ def test_unknown_override_and_task_names_are_clear(tmp_path):
 
 
 def test_bad_device_and_num_envs(tmp_path):
-    with pytest.raises(ValueError, match="requested but this machine has"):
+    from simrl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="requested but this machine has"):
         train(cfg_for("task=cartpole", "device=cuda:7"), tmp_path)
-    with pytest.raises(ValueError, match="num_worlds must be >= 1"):
+    with pytest.raises(ConfigError, match="num_envs must be an int >= 1, got -2"):
         train(cfg_for("task=cartpole", "num_envs=-2"), tmp_path)
+
+
+def test_task_cfg_fields_override_without_plus_and_unknown_ones_list_the_valid(tmp_path):
+    from simrl.errors import UnknownNameError
+
+    cfg = cfg_for("task=quadruped", "task.cfg.push_vel=0.5", "task.cfg.lin_vel_x=[0.0,1.0]")
+    assert cfg.task.cfg.push_vel == 0.5 and list(cfg.task.cfg.lin_vel_x) == [0.0, 1.0]
+    assert cfg.task.cfg.resample_s == 5.0  # every other field shows its dataclass default
+    env, _ = build_env(cfg_for("task=quadruped", "num_envs=2", "task.cfg.push_vel=0.5"))
+    assert env.cfg.push_vel == 0.5 and env.cfg.resample_s == 5.0
+    with pytest.raises(UnknownNameError, match=r"unknown QuadrupedCfg keys \['push_velocity'\]; "
+                                               r"valid: .*'push_vel'"):
+        build_env(cfg_for("task=quadruped", "num_envs=2", "task.cfg.push_velocity=0.5"))
+
+
+def test_task_cfg_node_is_the_dataclass_defaults():
+    """One source of truth: the composed task.cfg is asdict(Cfg()) for every task."""
+    import dataclasses
+
+    from omegaconf import OmegaConf
+
+    from simrl.registry import TASKS, task_classes
+
+    for task in TASKS:
+        _, cfg_cls = task_classes(task)
+        node = OmegaConf.to_container(cfg_for(f"task={task}").task.cfg)
+        want = OmegaConf.to_container(OmegaConf.create(dataclasses.asdict(cfg_cls())))
+        assert node == want, task
+
+
+def test_logger_setting_picks_the_writer_and_refuses_missing_packages(tmp_path):
+    import importlib.util
+
+    from simrl.errors import ConfigError
+    from simrl.rl.app import make_writer
+
+    assert make_writer(cfg_for("task=cartpole"), tmp_path) is None  # TensorBoard: the Trainer's own
+    for name in ("wandb", "neptune"):
+        assert importlib.util.find_spec(name) is None, f"{name} is installed: this test needs it absent"
+        msg = f"logger={name} needs the '{name}' package.*pip install {name}"
+        with pytest.raises(ConfigError, match=msg):
+            make_writer(cfg_for("task=cartpole", f"logger={name}"), tmp_path)
+    with pytest.raises(ConfigError, match="unknown logger 'mlflow'; valid: tensorboard, wandb, neptune"):
+        make_writer(cfg_for("task=cartpole", "logger=mlflow"), tmp_path)
+
+
+def test_wandb_logger_receives_the_metrics(tmp_path):
+    """logger=wandb goes through rsl-rl's WandbLogWriter (a stand-in wandb module records calls)."""
+    stub = tmp_path / "stub"
+    stub.mkdir()
+    (stub / "wandb.py").write_text(
+        "import json, os\n"
+        "LOG = os.environ['WANDB_STUB_LOG']\n"
+        "def _rec(*a, **k):\n"
+        "    open(LOG, 'a').write(json.dumps([a[0] if a else None, sorted(k)], default=str) + '\\n')\n"
+        "def init(**k): _rec('init', **k)\n"
+        "def log(d, step=None): _rec('log', **d)\n"
+        "def save(*a, **k): _rec('save')\n"
+        "def finish(): _rec('finish')\n"
+        "class _Cfg:\n    def update(self, d): _rec('config', **d)\n"
+        "config = _Cfg()\n"
+    )
+    log = tmp_path / "calls.jsonl"
+    env = {**os.environ, "PYTHONPATH": f"{stub}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "WANDB_STUB_LOG": str(log)}
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), "task=cartpole", "device=cpu", "num_envs=8",
+         "max_iterations=2", "progress=false", "logger=wandb", "logger_project=simrl_test",
+         f"hydra.run.dir={tmp_path / 'run'}"],
+        cwd=ROOT, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    import json
+
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    kinds = [c[0] for c in calls]
+    assert kinds[0] == "init" and kinds[-1] == "finish" and "config" in kinds and "save" in kinds
+    logged = {k for kind, keys in calls if kind == "log" for k in keys}
+    assert "Train/mean_reward" in logged and "Loss/value" in logged
+    assert any(p.name.startswith("events.out.tfevents") for p in (tmp_path / "run").iterdir())
 
 
 def test_multirun_sweep_over_two_seeds_in_parallel(tmp_path):

@@ -1,7 +1,13 @@
-"""What train.py and play.py do, as functions of their (Hydra) config, so tests can call them."""
+"""What train.py, play.py and export.py do, as functions of their (Hydra) config.
+
+Tests and `simrl.api` call these directly. Bad user input raises `simrl.errors` types (the
+apps print those as one line); importing this module registers the task config nodes with
+Hydra (`simrl.config.register_configs`), so composing `train` gives `task.cfg` every field.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -12,9 +18,20 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from simrl.config import register_configs
+from simrl.errors import ConfigError, MissingFileError
 from simrl.registry import make
-from simrl.rl.runner import Trainer, dist_info, latest_checkpoint, load_checkpoint
+from simrl.rl.runner import CheckpointError, Trainer, dist_info, latest_checkpoint, load_checkpoint
 from simrl.sim import resolve_device
+
+register_configs()
+
+# logger setting -> (package it needs, rsl-rl writer class); tensorboard is the Trainer's own
+LOGGERS: dict[str, tuple[str, str] | None] = {
+    "tensorboard": None,
+    "wandb": ("wandb", "rsl_rl.utils.wandb_log_writer:WandbLogWriter"),
+    "neptune": ("neptune", "rsl_rl.utils.neptune_log_writer:NeptuneLogWriter"),
+}
 
 
 def seed_everything(seed: int) -> None:
@@ -31,12 +48,18 @@ def _per_device(value: Any, kind: str) -> Any:
 
 def build_env(cfg: DictConfig, num_envs: int | None = None, seed: int | None = None):
     world, rank, local = dist_info()
-    device = resolve_device(cfg.device)
+    try:  # it only parses and checks the user's string: a ValueError is a bad device
+        device = resolve_device(cfg.device)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
     if world > 1 and device.type == "cuda" and cfg.device in ("auto", "cuda"):
         device = resolve_device(f"cuda:{local}")  # torchrun: one GPU per rank
     kind = "cuda" if device.type == "cuda" else "cpu"
     n = num_envs if num_envs is not None else cfg.num_envs
     n = _per_device(cfg.task.num_envs, kind) if n is None else n
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"num_envs must be an int >= 1, got {n!r}: pass num_envs=N, or "
+                          "num_envs=null for the task's default on the device")
     sim_kwargs = {k: v for k, v in OmegaConf.to_container(cfg.sim.kwargs).items() if v is not None}
     if world > 1 and device.type == "cpu":
         from simrl.sim.mujoco_backend import default_nthread  # share the cores between ranks
@@ -49,16 +72,34 @@ def build_env(cfg: DictConfig, num_envs: int | None = None, seed: int | None = N
         seed = cfg.seed + rank  # ranks explore differently
     env = make(
         cfg.task.name, num_envs=int(n), device=str(device), backend=cfg.sim.backend,
-        seed=seed,
-        cfg=OmegaConf.to_container(cfg.task.cfg, resolve=True), sim=sim_kwargs,
+        seed=seed, cfg=OmegaConf.to_container(cfg.task.get("cfg") or {}, resolve=True), sim=sim_kwargs,
     )
     return env, kind
+
+
+def make_writer(cfg: DictConfig, run_dir: Path | None):
+    """rsl-rl's W&B or Neptune writer for `logger=wandb|neptune`; None for TensorBoard."""
+    name = cfg.get("logger") or "tensorboard"
+    if name not in LOGGERS:
+        raise ConfigError(f"unknown logger '{name}'; valid: {', '.join(LOGGERS)}")
+    if LOGGERS[name] is None:
+        return None
+    package, writer_ref = LOGGERS[name]
+    if importlib.util.find_spec(package) is None:  # checked before the env is built
+        raise ConfigError(f"logger={name} needs the '{package}' package, which is not installed: "
+                          f"pip install {package}, or use logger=tensorboard")
+    if run_dir is None:  # not rank 0: nothing to write
+        return None
+    module, cls = writer_ref.split(":")
+    writer_cls = getattr(importlib.import_module(module), cls)  # imports the package only now
+    return writer_cls(log_dir=str(run_dir), project_name=str(cfg.get("logger_project") or "simrl"))
 
 
 def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     """Train cfg.task; write config, checkpoints, TensorBoard logs and metrics into run_dir."""
     run_dir = Path(run_dir)
     world, rank, _ = dist_info()
+    make_writer(cfg, None)  # a bad or missing logger fails before the env is built
     seed_everything(cfg.seed + rank)
     env, kind = build_env(cfg)
     iterations = cfg.max_iterations
@@ -74,10 +115,20 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     if cfg.resume:
         ckpt = trainer.load(cfg.resume)
         print(f"simrl: resumed from {ckpt['path']} at iteration {trainer.iteration}")
+    writer = make_writer(cfg, run_dir if rank == 0 else None)
+    if writer is not None:  # the Trainer logs through it instead of its own SummaryWriter
+        writer.store_config(env.cfg, agent)
+        trainer.writer = writer
     ranks = f" | rank {rank} of {world}" if world > 1 else ""
     print(f"simrl: {cfg.task.name} | {env.num_envs} envs | backend {env.sim.backend} on "
           f"{env.device} | {iterations} iterations | run dir {run_dir}{ranks}")
-    trainer.learn(int(iterations), progress=cfg.progress)
+    try:
+        trainer.learn(int(iterations), progress=cfg.progress)
+    finally:
+        if writer is not None:
+            if trainer.iteration:
+                writer.save_model(str(latest_checkpoint(run_dir)), trainer.iteration)
+            writer.stop()
     last = trainer.history[-1] if trainer.history else {}
     summary = {k: last.get(k) for k in ("iteration", "env_steps", "mean_reward", "mean_episode_length")}
     if rank == 0:
@@ -102,7 +153,8 @@ def run_dir_config(path: str | Path) -> DictConfig:
         return OmegaConf.load(cfg_file)
     infos = load_checkpoint(ckpt).get("infos") or {}
     if "config" not in infos:
-        raise FileNotFoundError(f"no config.yaml beside '{ckpt}' and none stored in it")
+        raise CheckpointError(f"no config.yaml beside '{ckpt}' and none stored in it: pass the "
+                              "run dir train.py wrote, or a checkpoint inside it")
     return OmegaConf.create(infos["config"])
 
 
@@ -128,14 +180,14 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
     if cfg.get("policy"):
         return play_exported(cfg)
     if not cfg.checkpoint:
-        raise ValueError("play needs checkpoint=PATH (a model_*.pt file or a run dir) or "
-                         "policy=PATH/policy.onnx")
+        raise ConfigError("play needs checkpoint=PATH (a model_*.pt file or a run dir) or "
+                          "policy=PATH/policy.onnx")
     run_cfg = run_dir_config(cfg.checkpoint)
     run_cfg.device = cfg.device
     run_cfg.num_envs = cfg.num_envs
     run_cfg.seed = cfg.seed
     run_cfg.sim = cfg.sim if cfg.get("sim") else run_cfg.sim
-    overrides = OmegaConf.to_container(cfg.task_cfg, resolve=True) if cfg.get("task_cfg") else {}
+    overrides = OmegaConf.to_container(cfg.task.cfg, resolve=True) if cfg.get("task") else {}
     task_cfg = OmegaConf.to_container(run_cfg.task.cfg, resolve=True)
     task_cfg.update(overrides)
     if not cfg.get("pushes", False) and run_cfg.task.name == "quadruped":
@@ -147,7 +199,7 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
           f"{env.num_envs} episodes per command, backend {env.sim.backend}")
     commands = [tuple(c) for c in cfg.commands] if run_cfg.task.name == "quadruped" else [None]
     if cfg.get("video"):
-        path = record_video(env, policy, commands[0], cfg, latest_checkpoint(cfg.checkpoint).parent)
+        path = record_video(env, policy, commands[0], cfg, video_path(cfg))
         print(f"simrl play: wrote {path}")
     results = []
     for command in commands:
@@ -182,9 +234,9 @@ def export(cfg: DictConfig) -> dict[str, Any]:
     from simrl.rl.export import FORMATS, build_tensorrt, export_onnx
 
     if cfg.format not in FORMATS:
-        raise ValueError(f"unknown export format '{cfg.format}'; valid: {', '.join(FORMATS)}")
+        raise ConfigError(f"unknown export format '{cfg.format}'; valid: {', '.join(FORMATS)}")
     if not cfg.checkpoint:
-        raise ValueError("export needs checkpoint=PATH (a model_*.pt file or a run dir)")
+        raise ConfigError("export needs checkpoint=PATH (a model_*.pt file or a run dir)")
     ckpt_path = latest_checkpoint(cfg.checkpoint)
     env, run_cfg = _env_for_checkpoint(ckpt_path, device="cpu", num_envs=cfg.num_envs, seed=cfg.seed)
     policy, ckpt = policy_from_checkpoint(env, ckpt_path, OmegaConf.to_container(run_cfg.agent))
@@ -203,7 +255,14 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
     from simrl.deploy import load_metadata
     from simrl.rl.sim2sim import run_sim2sim
 
-    meta = load_metadata(cfg.policy)
+    path = Path(cfg.policy)
+    if not path.is_file():
+        raise MissingFileError(f"no exported policy at '{path}': pass policy=<run>/export/policy.onnx "
+                               "(export.py writes it)")
+    try:  # reads only the user's file: a failure means it is not a simrl export
+        meta = load_metadata(path)
+    except Exception as e:
+        raise ConfigError(f"'{path}' is not a policy exported by export.py ({type(e).__name__}: {e})") from e
     commands = [tuple(c) for c in cfg.commands] if meta["task"] == "quadruped" else [(0.0, 0.0, 0.0)]
     print(f"simrl play (sim-to-sim, MuJoCo C + onnxruntime): {cfg.policy} on {meta['task']}, "
           f"{cfg.episodes} episodes per command")
@@ -221,9 +280,16 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
     return results
 
 
+def video_path(cfg: DictConfig) -> Path:
+    """Where play's video goes: cfg.video_path, else <run dir>/videos/play.mp4."""
+    if cfg.get("video_path"):
+        return Path(cfg.video_path)
+    return latest_checkpoint(cfg.checkpoint).parent / "videos" / "play.mp4"
+
+
 @torch.inference_mode()
-def record_video(env, policy, command, cfg: DictConfig, run_dir: Path) -> Path:
-    """An MP4 of env 0 (and cfg.video_worlds more beside it) under the policy."""
+def record_video(env, policy, command, cfg: DictConfig, path: Path) -> Path:
+    """An MP4 of env 0 (and cfg.video_worlds more beside it) under the policy, at `path`."""
     from simrl.render import Renderer, default_camera, write_video
 
     env.reset()
@@ -240,5 +306,4 @@ def record_video(env, policy, command, cfg: DictConfig, run_dir: Path) -> Path:
             env.set_commands(*command)
         frames.append(renderer.frame(0, camera, worlds=extra))
     renderer.close()
-    path = Path(cfg.video_path) if cfg.get("video_path") else run_dir / "videos" / "play.mp4"
-    return write_video(frames, path, fps=1.0 / env.dt)
+    return write_video(frames, Path(path), fps=1.0 / env.dt)
