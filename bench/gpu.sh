@@ -1,19 +1,86 @@
 #!/usr/bin/env bash
-# One command for a CUDA machine (under ten minutes on one GPU): the GPU figures of
-# docs/benchmarks.md. Prints everything; paste the output into docs/benchmarks.md.
-#   bash bench/gpu.sh
-set -euo pipefail
+# The one-shot GPU check: every GPU figure of docs/benchmarks.md in one run, under ten minutes
+# on one GPU including Warp's first kernel compile. Uses whatever `python` is on PATH (the
+# machine's own torch; on an offline machine, the wheels of ../shared/offline put on PYTHONPATH).
+#
+#   bash bench/gpu.sh              # on a CUDA machine
+#   bash bench/gpu.sh --rehearse   # the same steps on the CPU (Warp's CPU device, tiny sizes)
+#
+# Each step runs under `timeout`; a failed step is reported and the next one runs. Everything
+# printed also goes to $SIMRL_GPU_RESULTS/gpu.log (default ./gpu-results/). Exit status: the
+# number of failed steps (0: all passed).
+set -uo pipefail
 cd "$(dirname "$0")/.."
-. .venv/bin/activate 2>/dev/null || true
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-echo "== sim layer: mjwarp env-steps/s, CUDA graphs on/off (and the CPU ratio) =="
-python -m simrl.bench sim --num-worlds 1024 --steps 100 --repeats 1
-echo "== quadruped task: env-steps/s at 1024 / 4096 / 16384 envs, CUDA graphs on/off =="
-python -m simrl.bench env --num-worlds 1024 --steps 100 --repeats 1
-echo "== PPO iteration time shares on the GPU =="
-python -m simrl.bench iteration --device cuda --num-worlds 1024 4096 16384
-echo "== wall time to the walking criterion at 4096 envs =="
-start=$(date +%s)
-python train.py device=cuda num_envs=4096 max_iterations=150 progress=false hydra.run.dir=runs/quadruped/gpu_bench
-echo "train wall s: $(( $(date +%s) - start ))"
-python play.py checkpoint=runs/quadruped/gpu_bench device=cuda num_envs=256 progress=false
+
+REHEARSE=0
+case "${1:-}" in
+  --rehearse) REHEARSE=1 ;;
+  "") ;;
+  *) echo "usage: bash bench/gpu.sh [--rehearse]" >&2; exit 2 ;;
+esac
+OUT_DIR="${SIMRL_GPU_RESULTS:-./gpu-results}"
+mkdir -p "$OUT_DIR"
+LOG="$OUT_DIR/gpu.log"
+: > "$LOG"
+exec > >(tee -a "$LOG") 2>&1
+PY="${PYTHON:-python}"
+export PYTHONUNBUFFERED=1
+
+if [[ $REHEARSE == 1 ]]; then
+  DEVICE=cpu SIZES="4" STEPS=2 REPEATS=1 ITER_ENVS=4 TRAIN_ENVS=8 ITERS=2 PLAY_ENVS=2
+  TRAIN_SIM="sim=mjwarp" PLAY_EXTRA="task.cfg.episode_length_s=0.2"
+  LIMIT_SHORT=300 LIMIT_LONG=600
+else
+  DEVICE=cuda:0 SIZES="1024 4096 16384" STEPS=100 REPEATS=1 ITER_ENVS=4096 TRAIN_ENVS=4096
+  ITERS=150 PLAY_ENVS=256 TRAIN_SIM="" PLAY_EXTRA=""
+  LIMIT_SHORT=150 LIMIT_LONG=300
+fi
+
+FAILED=()
+run_step() {  # run_step NAME LIMIT_S CMD...: time it, bound it, keep going on failure
+  local name=$1 limit=$2; shift 2
+  echo
+  echo "== $name (limit ${limit}s): $*"
+  local t0=$SECONDS
+  timeout --kill-after=10 "$limit" "$@"
+  local rc=$?
+  echo "-- $name: exit $rc after $((SECONDS - t0)) s"
+  if [[ $rc != 0 ]]; then FAILED+=("$name (exit $rc)"); fi
+  return 0
+}
+
+echo "simrl GPU check $(date -u +%FT%TZ)$([[ $REHEARSE == 1 ]] && echo ' (CPU rehearsal)'), log: $LOG"
+if [[ $REHEARSE == 0 ]]; then
+  run_step "gpu" 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+fi
+run_step "versions" 60 "$PY" -c "
+import sys, torch, warp, mujoco, mujoco_warp
+print('python', sys.version.split()[0], '| torch', torch.__version__, '| CUDA', torch.version.cuda,
+      '| warp', warp.__version__, '| mujoco', mujoco.__version__, '| mujoco_warp', mujoco_warp.__version__)
+if torch.cuda.is_available(): print('device', torch.cuda.get_device_name(0))
+"
+# CUDA graphs on vs off, the sim layer alone and the quadruped task (no CPU baselines here)
+run_step "sim layer, graphs on/off" "$LIMIT_LONG" "$PY" -m simrl.bench graphs --what sim \
+  --device "$DEVICE" --num-worlds $SIZES --steps "$STEPS" --repeats "$REPEATS"
+run_step "quadruped task, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench graphs --what task \
+  --device "$DEVICE" --num-worlds $SIZES --steps "$STEPS" --repeats "$REPEATS"
+run_step "PPO iteration shares" "$LIMIT_SHORT" "$PY" -m simrl.bench iteration --backend mjwarp \
+  --device "$DEVICE" --num-worlds "$ITER_ENVS" $([[ $REHEARSE == 1 ]] && echo --quick)
+RUN_DIR="$OUT_DIR/train"
+rm -rf "$RUN_DIR"
+t0=$SECONDS
+run_step "train to the walking criterion" "$LIMIT_LONG" "$PY" train.py device="$DEVICE" $TRAIN_SIM \
+  num_envs="$TRAIN_ENVS" max_iterations="$ITERS" progress=false hydra.run.dir="$RUN_DIR"
+echo "train wall s (incl. start-up): $((SECONDS - t0))"
+run_step "play: tracking and falls" "$LIMIT_SHORT" "$PY" play.py checkpoint="$RUN_DIR" \
+  device="$DEVICE" num_envs="$PLAY_ENVS" progress=false $PLAY_EXTRA
+run_step "launches and syncs per env step" "$LIMIT_SHORT" "$PY" -m simrl.bench launches \
+  --device "$DEVICE" --num-worlds "${ITER_ENVS}" --steps 3
+
+echo
+if [[ ${#FAILED[@]} == 0 ]]; then
+  echo "simrl GPU check: all steps passed (log: $LOG)"
+else
+  echo "simrl GPU check: ${#FAILED[@]} step(s) failed: ${FAILED[*]} (log: $LOG)"
+fi
+exit "${#FAILED[@]}"

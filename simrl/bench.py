@@ -5,6 +5,8 @@
     python -m simrl.bench iteration       # a PPO iteration split into physics/task/policy/update
     python -m simrl.bench export          # policy inference latency: onnxruntime vs torch (TRT)
     python -m simrl.bench ranks           # torchrun data parallelism: N ranks vs one, same envs
+    python -m simrl.bench graphs --device cuda   # mjwarp with CUDA graphs on vs off, no CPU baseline
+    python -m simrl.bench launches        # Warp launches, host syncs, torch ops per env step
     python -m simrl.bench --quick         # small sizes, for CI
 
 On a CUDA machine the sim and env modes also time mjwarp at 1024 / 4096 / 16384 worlds with
@@ -62,7 +64,8 @@ def sim_loop(n: int, steps: int, backend: str, device: str, nthread: int, graphs
     kw = {"nthread": nthread} if backend == "mujoco" else {"graphs": graphs}
     sim = make_sim(QUADRUPED, n, device=device, backend=backend, keyframe="home", **kw)
     u = torch.as_tensor(_controls(sim.model, n, steps), dtype=sim.dtype, device=sim.device)
-    sim.step(DECIMATION)  # warm-up (graph capture on CUDA)
+    for _ in range(3):  # warm-up: compile, capture, and the first replay (graph instantiation)
+        sim.step(DECIMATION)
     _sync(sim.device)
     t = time.perf_counter()
     for k in range(steps):
@@ -97,7 +100,8 @@ def bench_sim(n: int, steps: int, repeats: int, nthread: int) -> dict:
 
 def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
               sim_kwargs: dict | None = None, shares: list[float] | None = None) -> float:
-    """Env-steps/s of the quadruped task under random actions (obs, rewards, resets included).
+    """Env-steps/s of the quadruped task under random actions (obs, rewards, resets included),
+    stepped through rsl-rl's view as training does.
 
     With `shares`, the physics share of the step is timed too and appended (this syncs the
     device around each physics call, so leave it off where the absolute rate matters).
@@ -105,16 +109,18 @@ def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
     from simrl.registry import make
 
     env = make("quadruped", num_envs=n, device=device, backend=backend, sim=sim_kwargs or {})
+    venv = env.rsl_rl(log_every=0)  # as training steps it (no final_obs, log read per iteration)
     actions = torch.zeros(n, env.num_actions, device=env.device)
     gen = torch.Generator(device=env.device).manual_seed(0)
-    env.step(actions)  # warm-up (graph capture on CUDA)
+    for _ in range(3):  # warm-up: compile, capture, and the first replay (graph instantiation)
+        venv.step(actions)
     env.profile = shares is not None
     _sync(env.device)
     t = time.perf_counter()
     with torch.inference_mode():
         for _ in range(steps):
             actions.normal_(0, 0.5, generator=gen)
-            env.step(actions)
+            venv.step(actions)
     _sync(env.device)
     elapsed = time.perf_counter() - t
     if shares is not None:
@@ -255,6 +261,37 @@ def bench_iteration(n: int, iterations: int, device: str, backend: str, nthread:
             "policy_storage": (collect - env_step) / total, "ppo_update": learn / total}
 
 
+def bench_launches(n: int, steps: int, device: str = "cpu", graphs: bool = False) -> dict:
+    """Warp launches, host syncs and torch ops per quadruped env step on mjwarp (as training
+    steps it: rsl-rl's view), for steps without resets and steps where 2% of the envs time out.
+
+    Graphs off by default: a replayed graph counts as one launch, which hides what it replays.
+    """
+    from simrl.profile import count_launches, count_syncs
+    from simrl.registry import make
+
+    env = make("quadruped", num_envs=n, device=device, backend="mjwarp", sim={"graphs": graphs})
+    venv = env.rsl_rl(log_every=0)  # the training path (the trainer reads the log per iteration)
+    actions = torch.zeros(n, env.num_actions, device=env.device)
+    venv.step(actions)  # warm-up: kernels compiled, graphs captured
+    rows = {}
+    for label, share in (("no resets", 0.0), ("with resets", 0.02)):
+        launches = syncs = ops = 0
+        by_op: dict[str, int] = {}
+        for _ in range(steps):
+            env.episode_length_buf.zero_()  # nobody times out, unless set below
+            k = max(1, round(share * n)) if share else 0
+            env.episode_length_buf[:k] = env.max_episode_length - 1
+            with torch.inference_mode(), count_syncs() as s, count_launches() as c:
+                venv.step(actions)
+            launches, syncs, ops = launches + c.total, syncs + s.total, ops + s.ops
+            for kind, v in s.by_op.items():
+                by_op[kind] = by_op.get(kind, 0) + v
+        rows[label] = {"launches": launches / steps, "syncs": syncs / steps, "torch_ops": ops / steps,
+                       "syncs_by_kind": {k: v / steps for k, v in sorted(by_op.items())}}
+    return rows
+
+
 def _train_rate(ranks: int, envs_per_rank: int, iterations: int, task: str, device: str) -> float:
     """Total env-steps/s of `train.py` on `ranks` torchrun ranks (median over iterations 2..)."""
     import csv
@@ -292,7 +329,11 @@ def bench_ranks(total_envs: int, ranks: int, iterations: int, repeats: int, task
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m simrl.bench", description=__doc__.split("\n")[0])
     p.add_argument("mode", nargs="?", default="sim",
-                   choices=("sim", "env", "export", "iteration", "ranks"))
+                   choices=("sim", "env", "export", "iteration", "ranks", "launches", "graphs"))
+    p.add_argument("--what", default="task", choices=("sim", "task"),
+                   help="graphs mode: the sim layer alone or the whole quadruped task")
+    p.add_argument("--backend", default="auto", choices=("auto", "mujoco", "mjwarp"),
+                   help="iteration mode: the sim backend (auto: mjwarp on CUDA, else mujoco)")
     p.add_argument("--device", default="auto", help="iteration and ranks modes: auto | cpu | cuda")
     p.add_argument("--ranks", type=int, default=2, help="ranks mode: torchrun processes")
     p.add_argument("--task", default="quadruped", help="ranks mode: the task trained")
@@ -330,11 +371,32 @@ def main(argv: list[str] | None = None) -> None:
         print(f"ratio {args.ranks} ranks / 1 rank: {r['ratio']:.2f}")
         _rerun(argv)
         return
+    if args.mode == "graphs":  # mjwarp only, no CPU baseline (bench/gpu.sh runs it on the GPU)
+        from simrl.sim import resolve_device
+
+        dev = resolve_device(args.device)
+        print(f"torch {torch.__version__}, mujoco {mujoco.__version__}"
+              + (f", GPU {torch.cuda.get_device_name(dev)}" if dev.type == "cuda" else ""))
+        bench_graphs(args.what, sizes, steps, repeats, str(dev))
+        _rerun(argv)
+        return
+    if args.mode == "launches":
+        n = sizes[0]
+        device = "cpu" if args.device == "auto" else args.device
+        print(f"per quadruped env step on mjwarp ({device}, {n} envs, graphs off, "
+              f"{steps} steps each): Warp launches, host syncs, torch ops")
+        rows = bench_launches(n, steps, device)
+        print(f"{'step':>12} {'launches':>9} {'syncs':>6} {'torch ops':>10}  syncs by kind")
+        for label, r in rows.items():
+            kinds = ", ".join(f"{k} {v:g}" for k, v in r["syncs_by_kind"].items()) or "-"
+            print(f"{label:>12} {r['launches']:>9.0f} {r['syncs']:>6.1f} {r['torch_ops']:>10.0f}  {kinds}")
+        _rerun(argv)
+        return
     if args.mode == "iteration":
         from simrl.sim import resolve_device
 
         dev = resolve_device(args.device)
-        backend = "mjwarp" if dev.type == "cuda" else "mujoco"
+        backend = args.backend if args.backend != "auto" else ("mjwarp" if dev.type == "cuda" else "mujoco")
         print(f"PPO iteration time shares, quadruped, backend {backend} on {dev}")
         print(f"{'envs':>7} {'s/iter':>8} {'steps/s':>10} {'physics':>8} {'task':>6} "
               f"{'policy+storage':>15} {'PPO update':>11}")

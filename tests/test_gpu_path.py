@@ -99,3 +99,38 @@ def _cartpole_agent(steps: int) -> dict:
     agent["algorithm"]["num_mini_batches"] = 1
     agent["algorithm"]["num_learning_epochs"] = 1
     return agent
+
+
+def _gpu_script(tmp_path, **env_vars):
+    import os
+    import subprocess
+
+    from simrl import ROOT
+
+    env = {**os.environ, "SIMRL_GPU_RESULTS": str(tmp_path), **env_vars}
+    return subprocess.run(["bash", str(ROOT / "bench" / "gpu.sh"), "--rehearse"], env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
+    """bench/gpu.sh --rehearse: the GPU check's every step, on Warp's CPU device, tiny sizes."""
+    r = _gpu_script(tmp_path)
+    log = (tmp_path / "gpu.log").read_text()
+    assert r.returncode == 0, log[-3000:]
+    assert "simrl GPU check: all steps passed" in log
+    for step in ("sim layer, graphs on/off", "quadruped task, graphs on/off", "PPO iteration shares",
+                 "train to the walking criterion", "play: tracking and falls",
+                 "launches and syncs per env step"):
+        assert f"-- {step}: exit 0" in log, step
+    assert (tmp_path / "train" / "model_2.pt").is_file()
+    assert "falls" in log and "graphs on env-steps/s" in log
+    # the launches table: both rows, zero syncs
+    rows = [ln.split() for ln in log.splitlines() if ln.strip().startswith(("no resets", "with resets"))]
+    assert len(rows) == 2 and all(float(row[3]) == 0.0 for row in rows), rows
+
+
+def test_gpu_script_reports_failed_steps_and_keeps_going(tmp_path):
+    r = _gpu_script(tmp_path, PYTHON="false")  # every python step fails at once
+    log = (tmp_path / "gpu.log").read_text()
+    assert r.returncode == 7, log  # versions, 2 graphs tables, iteration, train, play, launches
+    assert "7 step(s) failed: versions (exit 1)" in log
