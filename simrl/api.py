@@ -1,0 +1,191 @@
+"""The apps as Python functions, for notebooks and scripts: train, play, export.
+
+    run = simrl.train("cartpole", num_envs=128, max_iterations=40, device="cpu")
+    run.history[-1]["mean_reward"], run.run_dir
+    simrl.play(run.run_dir, video=True).results
+    simrl.export(run.run_dir).onnx
+
+Each composes its config exactly as its app does (`configs/`, Hydra's compose API, the same
+defaults and overrides) and calls the same code in `simrl.rl.app`. Keyword values become
+overrides (`num_envs=128` -> `num_envs=128`, nested dicts -> dotted keys: `agent={"save_interval":
+10}` -> `agent.save_interval=10`); positional strings pass through as written
+(`"task.cfg.push_vel=0.5"`). Results are plain dataclasses; progress bars are `tqdm.auto`
+(widgets in Jupyter).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf, open_dict
+
+
+@dataclass
+class TrainResult:
+    """What a training run left: its dir, one metrics dict per iteration, the final summary."""
+
+    run_dir: Path
+    history: list[dict[str, float]]
+    summary: dict[str, Any]
+    checkpoint: Path | None  # the latest model_<iteration>.pt
+    config: dict[str, Any] = field(repr=False)  # the resolved config (as config.yaml)
+
+    def metric(self, name: str) -> tuple[list[float], list[float]]:
+        """(env steps, values) of metric `name` over the iterations, for plotting."""
+        rows = [m for m in self.history if name in m]
+        if not rows:
+            from simrl.errors import UnknownNameError
+
+            valid = sorted({k for m in self.history for k in m})
+            raise UnknownNameError(f"no metric '{name}' in this run; valid: {valid}")
+        return [m["env_steps"] for m in rows], [m[name] for m in rows]
+
+
+@dataclass
+class PlayResult:
+    """One dict of evaluation figures per command (return, tracking errors, fall share)."""
+
+    results: list[dict[str, Any]]
+    video: Path | None = None  # the MP4 written with video=true
+
+
+@dataclass
+class ExportResult:
+    """The exported files and the parity check against the torch policy."""
+
+    onnx: Path
+    json: Path
+    report: dict[str, Any]
+
+
+def hydra_value(value: Any) -> str:
+    """`value` in Hydra's override grammar (strings quoted, so any path or text survives)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{hydra_value(v)}" for k, v in value.items()) + "}"
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{text}'"
+
+
+def overrides_from(values: dict[str, Any], prefix: str = "") -> list[str]:
+    """Keyword values as Hydra overrides; a non-empty dict sets its keys one by one."""
+    out = []
+    for key, value in values.items():
+        if isinstance(value, dict) and value:
+            out += overrides_from(value, f"{prefix}{key}.")
+        else:
+            out.append(f"{prefix}{key}={hydra_value(value)}")
+    return out
+
+
+@contextlib.contextmanager
+def notebook_bars() -> Iterator[None]:
+    """Use tqdm.auto (widgets in Jupyter, text elsewhere) for the training and evaluation bars.
+
+    The Trainer and evaluate import plain `tqdm`; this swaps it for the duration of a call.
+    """
+    from unittest import mock
+
+    import tqdm
+    import tqdm.auto
+
+    import simrl.rl.evaluate
+
+    with mock.patch.object(tqdm, "tqdm", tqdm.auto.tqdm), \
+            mock.patch.object(simrl.rl.evaluate, "tqdm", tqdm.auto.tqdm):
+        yield
+
+
+def _fresh(path: Path) -> Path:
+    """`path`, or path_1, path_2... if it already holds files (two runs in the same second)."""
+    candidate, k = path, 0
+    while candidate.exists() and any(candidate.iterdir()):
+        k += 1
+        candidate = path.with_name(f"{path.name}_{k}")
+    return candidate
+
+
+def _without_hydra(cfg: DictConfig) -> DictConfig:
+    with open_dict(cfg):
+        del cfg["hydra"]
+    return cfg
+
+
+def _task_cfg(cfg: dict[str, Any] | None) -> list[str]:
+    return overrides_from(cfg, "task.cfg.") if cfg else []
+
+
+def train(task: str = "quadruped", *overrides: str, cfg: dict[str, Any] | None = None,
+          run_dir: str | Path | None = None, **values: Any) -> TrainResult:
+    """Train `task` as `python train.py task=<task> <overrides>` would.
+
+    `cfg` sets task config fields (`cfg={"push_vel": 0.5}` is `task.cfg.push_vel=0.5`), as in
+    `simrl.make`. The run dir follows train.yaml (`runs/<task>/<time>` under the current
+    directory) unless `run_dir` is given.
+    """
+    from simrl.config import compose
+
+    cfg = compose("train", [f"task={task}", *_task_cfg(cfg), *overrides_from(values), *overrides],
+                  hydra=True)
+    out = Path(run_dir) if run_dir is not None else _fresh(Path(cfg.hydra.run.dir))
+    cfg = _without_hydra(cfg)
+    from simrl.rl.app import train as app_train
+    from simrl.rl.runner import latest_checkpoint
+
+    with notebook_bars():
+        trainer = app_train(cfg, out)
+    summary_file = out / "summary.json"
+    summary = {}
+    if summary_file.is_file():
+        import json
+
+        summary = json.loads(summary_file.read_text())
+    ckpts = list(out.glob("model_*.pt"))
+    return TrainResult(
+        run_dir=out, history=list(trainer.history), summary=summary,
+        checkpoint=latest_checkpoint(out) if ckpts else None,
+        config=OmegaConf.to_container(cfg, resolve=True),
+    )
+
+
+def play(run: str | Path, *overrides: str, cfg: dict[str, Any] | None = None, **values: Any) -> PlayResult:
+    """Evaluate `run` as play.py would: a run dir or checkpoint (`checkpoint=`), or an
+    exported policy.onnx (`policy=`, sim-to-sim in MuJoCo C). `cfg` overrides task config
+    fields for the evaluation."""
+    from simrl.config import compose
+
+    key = "policy" if str(run).endswith(".onnx") else "checkpoint"
+    cfg = compose("play", [f"{key}={hydra_value(str(run))}", *_task_cfg(cfg), *overrides_from(values),
+                           *overrides])
+    from simrl.rl.app import play as app_play
+    from simrl.rl.app import video_path
+
+    with notebook_bars():
+        results = app_play(cfg)
+    video = video_path(cfg) if cfg.get("video") and key == "checkpoint" else None
+    return PlayResult(results=results, video=video)
+
+
+def export(run: str | Path, *overrides: str, **values: Any) -> ExportResult:
+    """Export `run` (a run dir or checkpoint) as export.py would: policy.onnx + policy.json."""
+    from simrl.config import compose
+
+    cfg = compose("export", [f"checkpoint={hydra_value(str(run))}", *overrides_from(values), *overrides])
+    from simrl.rl.app import export as app_export
+
+    report = app_export(cfg)
+    return ExportResult(onnx=Path(report["onnx"]), json=Path(report["json"]), report=report)
+
+
+__all__ = ["ExportResult", "PlayResult", "TrainResult", "export", "play", "train"]
