@@ -289,6 +289,17 @@ def bench_launches(n: int, steps: int, device: str = "cpu", graphs: bool = False
                 by_op[kind] = by_op.get(kind, 0) + v
         rows[label] = {"launches": launches / steps, "syncs": syncs / steps, "torch_ops": ops / steps,
                        "syncs_by_kind": {k: v / steps for k, v in sorted(by_op.items())}}
+    if env.device.type == "cuda":  # CUDA's own check too: any torch op that syncs raises
+        env.episode_length_buf[: max(1, n // 50)] = env.max_episode_length - 1
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            for _ in range(steps):
+                venv.step(actions)
+            rows["cuda_sync_debug"] = "clean"
+        except RuntimeError as e:
+            rows["cuda_sync_debug"] = f"raised: {str(e).splitlines()[0]}"
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
     return rows
 
 
@@ -387,9 +398,12 @@ def main(argv: list[str] | None = None) -> None:
               f"{steps} steps each): Warp launches, host syncs, torch ops")
         rows = bench_launches(n, steps, device)
         print(f"{'step':>12} {'launches':>9} {'syncs':>6} {'torch ops':>10}  syncs by kind")
+        debug = rows.pop("cuda_sync_debug", None)
         for label, r in rows.items():
             kinds = ", ".join(f"{k} {v:g}" for k, v in r["syncs_by_kind"].items()) or "-"
             print(f"{label:>12} {r['launches']:>9.0f} {r['syncs']:>6.1f} {r['torch_ops']:>10.0f}  {kinds}")
+        if debug is not None:
+            print(f"torch.cuda.set_sync_debug_mode('error') over {steps} steps with resets: {debug}")
         _rerun(argv)
         return
     if args.mode == "iteration":
