@@ -15,8 +15,6 @@ overrides (`num_envs=128` -> `num_envs=128`, nested dicts -> dotted keys: `agent
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,24 +87,6 @@ def overrides_from(values: dict[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
-@contextlib.contextmanager
-def notebook_bars() -> Iterator[None]:
-    """Use tqdm.auto (widgets in Jupyter, text elsewhere) for the training and evaluation bars.
-
-    The Trainer and evaluate import plain `tqdm`; this swaps it for the duration of a call.
-    """
-    from unittest import mock
-
-    import tqdm
-    import tqdm.auto
-
-    import simrl.rl.evaluate
-
-    with mock.patch.object(tqdm, "tqdm", tqdm.auto.tqdm), \
-            mock.patch.object(simrl.rl.evaluate, "tqdm", tqdm.auto.tqdm):
-        yield
-
-
 def _fresh(path: Path) -> Path:
     """`path`, or path_1, path_2... if it already holds files (two runs in the same second)."""
     candidate, k = path, 0
@@ -143,8 +123,7 @@ def train(task: str = "quadruped", *overrides: str, cfg: dict[str, Any] | None =
     from simrl.rl.app import train as app_train
     from simrl.rl.runner import latest_checkpoint
 
-    with notebook_bars():
-        trainer = app_train(cfg, out)
+    trainer = app_train(cfg, out)
     summary_file = out / "summary.json"
     summary = {}
     if summary_file.is_file():
@@ -171,8 +150,7 @@ def play(run: str | Path, *overrides: str, cfg: dict[str, Any] | None = None, **
     from simrl.rl.app import play as app_play
     from simrl.rl.app import video_path
 
-    with notebook_bars():
-        results = app_play(cfg)
+    results = app_play(cfg)
     video = video_path(cfg) if cfg.get("video") and key == "checkpoint" else None
     return PlayResult(results=results, video=video)
 

@@ -112,7 +112,7 @@ class EnvBatch(gym.vector.VectorEnv):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.cfg = cfg
         self.render_mode = render_mode
-        self._check_terms()
+        self.check_terms(cfg)
         dev = resolve_device(device)
         model = cfg.model if cfg.model.startswith("/") else str(ASSETS / cfg.model)
         self.sim: Sim = make_sim(
@@ -435,19 +435,23 @@ class EnvBatch(gym.vector.VectorEnv):
     def close(self, **kwargs) -> None:
         pass
 
-    def _check_terms(self) -> None:
-        for name in self.cfg.rewards:
-            if name not in self.REWARD_TERMS:
-                raise KeyError(
-                    f"unknown reward term '{name}' for task '{self.task_name}'; "
-                    f"valid: {sorted(self.REWARD_TERMS)}"
+    @classmethod
+    def check_terms(cls, cfg: EnvCfg) -> None:
+        """Every reward and observation term `cfg` names exists (UnknownNameError otherwise)."""
+        from simrl.errors import UnknownNameError
+
+        for name in cfg.rewards:
+            if name not in cls.REWARD_TERMS:
+                raise UnknownNameError(
+                    f"unknown reward term '{name}' for task '{cls.task_name}'; "
+                    f"valid: {sorted(cls.REWARD_TERMS)}"
                 )
-        for group, terms in self.cfg.observations.items():
+        for group, terms in cfg.observations.items():
             for t in terms:
-                if t.name not in self.OBS_TERMS:
-                    raise KeyError(
+                if t.name not in cls.OBS_TERMS:
+                    raise UnknownNameError(
                         f"unknown observation term '{t.name}' in group '{group}' for task "
-                        f"'{self.task_name}'; valid: {sorted(self.OBS_TERMS)}"
+                        f"'{cls.task_name}'; valid: {sorted(cls.OBS_TERMS)}"
                     )
 
     def uniform(self, shape, lo: float, hi: float) -> torch.Tensor:

@@ -3,8 +3,8 @@
     raise ConfigError("num_envs must be >= 1, got 0: pass num_envs=N or null (the task default)")
 
 The apps (train.py, play.py, export.py, `python -m simrl.bench`, `python -m simrl.plot`) run
-their work inside `exit_on_user_error()`: a `UserError` (or one of the older user-facing error
-types below) prints `simrl: error: <message>` on stderr and exits with status 1. Anything else
+their work inside `exit_on_user_error()`: a `UserError` (CheckpointError, ExportError and
+RenderError are ones too) prints `simrl: error: <message>` on stderr and exits with status 1. Anything else
 keeps its traceback: that is a bug. Raise these where user input is validated, never by
 catching broad built-in errors from deep code. Imports nothing heavy.
 """
@@ -16,15 +16,6 @@ import sys
 from collections.abc import Iterator
 
 PREFIX = "simrl: error:"
-
-# user-facing errors defined outside this module (module, class): they are matched only once
-# their module is loaded, so checking them imports nothing
-_OTHER_USER_ERRORS = (
-    ("simrl.rl.runner", "CheckpointError"),
-    ("simrl.rl.export", "ExportError"),
-    ("simrl.render", "RenderError"),
-)
-
 
 class UserError(Exception):
     """A mistake in the user's input; the message names the bad value, the valid ones, the fix."""
@@ -45,15 +36,6 @@ class MissingFileError(UserError, FileNotFoundError):
     """A path the user passed that does not hold what it should."""
 
 
-def user_errors() -> tuple[type[BaseException], ...]:
-    """UserError and the other user-facing error types of the simrl modules loaded so far."""
-    found: list[type[BaseException]] = [UserError]
-    for module, name in _OTHER_USER_ERRORS:
-        if module in sys.modules:
-            found.append(getattr(sys.modules[module], name))
-    return tuple(found)
-
-
 def one_line(error: BaseException) -> str:
     """The error's message on one line (wrapped library messages can span several)."""
     return " ".join(str(error).split()) or type(error).__name__
@@ -68,6 +50,6 @@ def exit_on_user_error() -> Iterator[None]:
     """
     try:
         yield
-    except user_errors() as e:
+    except UserError as e:
         print(f"{PREFIX} {one_line(e)}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None

@@ -12,7 +12,6 @@ apps print as one line.
 from __future__ import annotations
 
 import importlib
-import types
 from typing import TYPE_CHECKING, Any
 
 from simrl.errors import ConfigError, UnknownNameError
@@ -42,7 +41,7 @@ def task_classes(task: str) -> tuple[type[EnvBatch], type]:
 
 def task_cfg(task: str, values: dict[str, Any] | None = None) -> Any:
     """`task`'s config dataclass with `values` over its defaults, every name checked."""
-    from simrl.env import EnvBatch, cfg_from_dict
+    from simrl.env import cfg_from_dict
 
     env_cls, cfg_cls = task_classes(task)
     try:
@@ -51,14 +50,7 @@ def task_cfg(task: str, values: dict[str, Any] | None = None) -> Any:
         raise UnknownNameError(f"task.cfg: {e.args[0]}") from e
     except TypeError as e:  # an observation term with a field ObsTerm lacks
         raise ConfigError(f"task.cfg.observations: {e}; a term takes name, scale, noise") from e
-    # the env's own term-name check, run on the config alone so that its KeyError is only ever
-    # a bad name (the same check inside __init__ could not be told apart from other KeyErrors)
-    probe = types.SimpleNamespace(cfg=cfg, REWARD_TERMS=env_cls.REWARD_TERMS,
-                                  OBS_TERMS=env_cls.OBS_TERMS, task_name=env_cls.task_name)
-    try:
-        EnvBatch._check_terms(probe)
-    except KeyError as e:
-        raise UnknownNameError(e.args[0]) from e
+    env_cls.check_terms(cfg)  # term names, before anything is built
     return cfg
 
 

@@ -13,10 +13,11 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from simrl.errors import UserError
 from simrl.sim import Sim
 
 
-class RenderError(RuntimeError):
+class RenderError(UserError, RuntimeError):
     """Offscreen rendering is not available (no display, no EGL/OSMesa)."""
 
 

@@ -100,8 +100,6 @@ def test_plot_and_bench_user_errors(tmp_path):
         plot_runs([run], tmp_path / "c.png", metrics=["rewardz"])
 
 
-@pytest.mark.xfail(reason="simrl.sim.resolve_device raises a plain ValueError: needs "
-                          "simrl.errors.ConfigError there (bench calls it directly)", strict=False)
 def test_bench_bad_device_is_one_line():
     assert_one_line_error(run_app("-m", "simrl.bench", "iteration", "--device", "cuda:7", "--quick"),
                           "device 'cuda:7' requested")

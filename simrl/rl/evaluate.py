@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import torch
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 from simrl.env import EnvBatch
 

@@ -22,12 +22,14 @@ import numpy as np
 import torch
 
 from simrl.env import EnvBatch
+from simrl.errors import UserError
 
 FORMATS = ("onnx", "tensorrt")
 PARITY_ATOL = 1e-5
 
 
-class ExportError(RuntimeError):
+
+class ExportError(UserError, RuntimeError):
     """The exported artifact does not reproduce the policy (or cannot be built here)."""
 
 

@@ -24,11 +24,12 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 
 from simrl.env import EnvBatch
+from simrl.errors import UserError
 
 CKPT_RE = re.compile(r"model_(\d+)\.pt$")
 
 
-class CheckpointError(ValueError):
+class CheckpointError(UserError, ValueError):
     """A checkpoint that cannot be used here: missing, corrupt, or for another task/shape."""
 
 
@@ -211,7 +212,7 @@ class Trainer:
 
     def learn(self, iterations: int, progress: bool = True) -> list[dict[str, float]]:
         """Run `iterations` PPO iterations; returns one metrics dict per iteration."""
-        from tqdm import tqdm
+        from tqdm.auto import tqdm
 
         env, venv, alg = self.env, self.venv, self.alg
         n_steps = self.agent_cfg["num_steps_per_env"]

@@ -15,6 +15,7 @@ from pathlib import Path
 import mujoco
 import torch
 
+from simrl.errors import ConfigError
 from simrl.sim.base import COMMON_PARAMS, SETCONST_FIELDS, Sim, SimError, load_model
 
 BACKENDS = ("auto", "mujoco", "mjwarp")
@@ -41,29 +42,29 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     try:
         dev = torch.device(device)
     except RuntimeError as e:
-        raise ValueError(f"unknown device '{device}': use auto, cpu, cuda or cuda:N") from e
+        raise ConfigError(f"unknown device '{device}': use auto, cpu, cuda or cuda:N") from e
     if dev.type == "cuda":
         n = torch.cuda.device_count() if torch.cuda.is_available() else 0
         index = dev.index or 0
         if index >= n:
             found = f"{n} CUDA device(s)" if n else "no CUDA device"
-            raise ValueError(
+            raise ConfigError(
                 f"device '{device}' requested but this machine has {found}. "
                 f"Use device=cpu (MuJoCo C backend) or device=auto."
             )
         dev = torch.device("cuda", index)
     elif dev.type != "cpu":
-        raise ValueError(f"unsupported device '{device}': use auto, cpu, cuda or cuda:N")
+        raise ConfigError(f"unsupported device '{device}': use auto, cpu, cuda or cuda:N")
     return dev
 
 
 def resolve_backend(backend: str, device: torch.device) -> str:
     if backend not in BACKENDS:
-        raise ValueError(f"unknown sim backend '{backend}'; valid: {', '.join(BACKENDS)}")
+        raise ConfigError(f"unknown sim backend '{backend}'; valid: {', '.join(BACKENDS)}")
     if backend == "auto":
         return "mjwarp" if device.type == "cuda" else "mujoco"
     if backend == "mujoco" and device.type != "cpu":
-        raise ValueError(
+        raise ConfigError(
             f"the 'mujoco' backend (MuJoCo C) runs on the CPU, not on {device}: "
             "use device=cpu, or backend=mjwarp for the GPU."
         )
@@ -83,7 +84,7 @@ def make_sim(
 
     num_worlds = check_num_worlds(num_worlds)
     if backend not in BACKENDS:  # before any device probing, so the error is about the backend
-        raise ValueError(f"unknown sim backend '{backend}'; valid: {', '.join(BACKENDS)}")
+        raise ConfigError(f"unknown sim backend '{backend}'; valid: {', '.join(BACKENDS)}")
     dev = resolve_device(device)
     backend = resolve_backend(backend, dev)
     mjm = load_model(model)

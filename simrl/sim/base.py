@@ -20,6 +20,8 @@ import mujoco
 import numpy as np
 import torch
 
+from simrl.errors import ConfigError, MissingFileError
+
 # Model fields that mj_setConst reads: writing one per world needs `set_const()` afterwards.
 SETCONST_FIELDS = frozenset(
     {"body_mass", "body_inertia", "body_ipos", "body_iquat", "qpos0", "dof_armature"}
@@ -59,7 +61,7 @@ def load_model(model: str | Path | mujoco.MjModel) -> mujoco.MjModel:
         )
     path = Path(model).expanduser()
     if not path.is_file():
-        raise FileNotFoundError(
+        raise MissingFileError(
             f"MJCF file not found: '{path}'. Pass the path to an existing .xml (or .mjb) file, "
             f"e.g. simrl.ASSETS / 'quadruped' / 'quadruped.xml'."
         )
@@ -75,7 +77,7 @@ def check_num_worlds(num_worlds: int) -> int:
     if isinstance(num_worlds, bool) or not isinstance(num_worlds, (int, np.integer)):
         raise TypeError(f"num_worlds must be an int, got {num_worlds!r}")
     if num_worlds <= 0:
-        raise ValueError(f"num_worlds must be >= 1, got {num_worlds}")
+        raise ConfigError(f"num_worlds must be >= 1, got {num_worlds}")
     return int(num_worlds)
 
 
