@@ -36,6 +36,13 @@ class CartpoleEnv(EnvBatch):
         q = self.sim.qpos
         return (q[:, 1].abs() > self.cfg.max_angle) | (q[:, 0].abs() > self.cfg.max_cart_pos)
 
+    def deploy_spec(self) -> dict:
+        spec = super().deploy_spec()
+        cfg = self.cfg
+        spec["termination"] = {"max_abs_qpos": {"0": cfg.max_cart_pos, "1": cfg.max_angle}}
+        spec["reset"] = {"qpos_noise": cfg.init_noise}
+        return spec
+
     def reset_envs(self, mask: torch.Tensor) -> None:
         n, s, rows = self.num_envs, self.cfg.init_noise, mask[:, None]
         self.sim.qpos[:] = torch.where(rows, self.uniform((n, 2), -s, s).to(self.sim.dtype), self.sim.qpos)

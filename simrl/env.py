@@ -56,7 +56,8 @@ class EnvCfg:
 
     model: str = ""  # MJCF path, relative to assets/ or absolute
     keyframe: str | None = None
-    decimation: int = 4  # physics substeps per control step
+    decimation: int | None = 4  # physics substeps per control step; None: from control_dt
+    control_dt: float = 0.02  # s per control step, where decimation is None
     episode_length_s: float = 20.0
     action_scale: float = 1.0
     action_clip: float = 100.0
@@ -114,7 +115,7 @@ class EnvBatch(gym.vector.VectorEnv):
         self.render_mode = render_mode
         self.check_terms(cfg)
         dev = resolve_device(device)
-        model = cfg.model if cfg.model.startswith("/") else str(ASSETS / cfg.model)
+        model = self.build_model()
         self.sim: Sim = make_sim(
             model, num_envs, device=dev, backend=backend, keyframe=cfg.keyframe,
             **(sim_kwargs or {}),
@@ -122,7 +123,9 @@ class EnvBatch(gym.vector.VectorEnv):
         self.num_envs = num_envs
         self.device = self.sim.device
         self.model = self.sim.model
-        self.dt = cfg.decimation * float(self.model.opt.timestep)
+        timestep = float(self.model.opt.timestep)
+        self.decimation = int(cfg.decimation or max(1, round(cfg.control_dt / timestep)))
+        self.dt = self.decimation * timestep
         self.max_episode_length = math.ceil(cfg.episode_length_s / self.dt)
         self.gen = torch.Generator(device=self.device)
         self.gen.manual_seed(seed)
@@ -153,6 +156,7 @@ class EnvBatch(gym.vector.VectorEnv):
         self.profile = False  # True: accumulate seconds in self.timers (syncs the device)
         self.timers = {"physics": 0.0, "env_step": 0.0}
         self.action_offset = torch.zeros(self.num_actions, **f32)  # ctrl = offset + scale * a
+        self.action_scale = float(cfg.action_scale or 1.0)  # tasks over a robot: the robot's
         self.setup()
 
         # observation layout: computed once from the terms; export/deploy read the same data
@@ -186,19 +190,24 @@ class EnvBatch(gym.vector.VectorEnv):
     def num_actions(self) -> int:
         return int(self.model.nu)
 
+    def build_model(self) -> str | mujoco.MjModel:
+        """The model to simulate: `cfg.model` (an MJCF path, relative to assets/) by default;
+        tasks over a robot config assemble their scene here."""
+        return self.cfg.model if self.cfg.model.startswith("/") else str(ASSETS / self.cfg.model)
+
     def setup(self) -> None:
         """Allocate task buffers (called once, before the first reset)."""
 
     def apply_actions(self, actions: torch.Tensor) -> None:
         """Write `actions` (N, num_actions), clipped, into `sim.ctrl`."""
-        self.sim.ctrl[:] = self.action_offset + self.cfg.action_scale * actions
+        self.sim.ctrl[:] = self.action_offset + self.action_scale * actions
 
     def action_spec(self) -> dict[str, Any]:
         """How actions become actuator commands, as plain data (export and deploy read it)."""
         m = self.model
         joint = mujoco.mjtObj.mjOBJ_JOINT
         return {
-            "scale": float(self.cfg.action_scale),
+            "scale": float(self.action_scale),
             "offset": self.action_offset.tolist(),
             "clip": float(self.cfg.action_clip),
             "actuator_names": [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(m.nu)],
@@ -207,6 +216,19 @@ class EnvBatch(gym.vector.VectorEnv):
             "kd": (-m.actuator_biasprm[:, 2]).tolist(),
             "torque_limit": np.abs(m.actuator_forcerange).max(axis=1).tolist(),
             "ctrl_range": m.actuator_ctrlrange.tolist(),
+        }
+
+    def deploy_spec(self) -> dict[str, Any]:
+        """What sim-to-sim needs to rehearse this task in plain MuJoCo C, as data (export writes
+        it into policy.json): how to rebuild the scene, where episodes start, how long they
+        last, what ends them, whether the policy tracks velocity commands. Tasks extend it."""
+        return {
+            "scene": {"mjcf": self.cfg.model},
+            "keyframe": self.cfg.keyframe,
+            "episode_length_s": float(self.cfg.episode_length_s),
+            "tracks_commands": False,
+            "termination": {},  # max_abs_qpos {qpos index: limit}, max_tilt_cos, ...
+            "reset": {},  # qpos_noise: uniform +- on every qpos; joint_scale: [lo, hi]
         }
 
     def refresh(self) -> None:
@@ -331,7 +353,7 @@ class EnvBatch(gym.vector.VectorEnv):
     def _sim_step(self) -> torch.Tensor | None:
         """Step the physics; ids of worlds the engine failed on (they are reset as unstable)."""
         try:
-            self.sim.step(self.cfg.decimation)
+            self.sim.step(self.decimation)
         except SimError as e:
             if e.worlds is None:  # a failure of the whole batch (e.g. buffer overflow): stop
                 raise

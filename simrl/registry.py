@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 # name -> ("module:EnvClass", "module:CfgClass", gymnasium id)
 TASKS: dict[str, tuple[str, str, str]] = {
-    "quadruped": ("envs.quadruped:QuadrupedEnv", "envs.quadruped:QuadrupedCfg", "simrl/Quadruped-v0"),
+    "quadruped": ("envs.locomotion:LocomotionEnv", "envs.locomotion:QuadrupedCfg", "simrl/Quadruped-v0"),
+    "humanoid": ("envs.locomotion:LocomotionEnv", "envs.locomotion:HumanoidCfg", "simrl/Humanoid-v0"),
     "cartpole": ("envs.cartpole:CartpoleEnv", "envs.cartpole:CartpoleCfg", "simrl/Cartpole-v0"),
 }
 
@@ -64,8 +65,13 @@ def make(
     sim: dict[str, Any] | None = None,
     render_mode: str | None = None,
     max_episode_steps: int | None = None,
+    robot: Any = None,
 ) -> EnvBatch:
-    """Build task `task` with `num_envs` envs; `cfg` overrides fields of the task's config."""
+    """Build task `task` with `num_envs` envs; `cfg` overrides fields of the task's config.
+
+    `robot`: for tasks over a robot config (quadruped, humanoid), a configs/robot name, a path
+    to a robot yaml, or its fields as a dict; None keeps the task's default robot.
+    """
     from simrl.sim import resolve_backend, resolve_device
 
     env_cls, _ = task_classes(task)
@@ -77,6 +83,8 @@ def make(
         resolve_backend(backend, dev)
     except ValueError as e:
         raise ConfigError(str(e)) from e
+    if robot is not None:
+        cfg = {**(cfg or {}), "robot": robot}
     env = env_cls(task_cfg(task, cfg), num_envs, device=str(dev), backend=backend, seed=seed,
                   sim_kwargs=sim, render_mode=render_mode)
     if max_episode_steps is not None:  # gymnasium.make_vec passes this when registered with it

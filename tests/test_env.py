@@ -113,7 +113,8 @@ def test_make_vec_and_simrl_make():
 
 
 def test_unknown_task_and_keys_list_choices():
-    with pytest.raises(KeyError, match=r"unknown task 'quadrupod'; valid: \['cartpole', 'quadruped'\]"):
+    valid = r"\['cartpole', 'humanoid', 'quadruped'\]"
+    with pytest.raises(KeyError, match=rf"unknown task 'quadrupod'; valid: {valid}"):
         make("quadrupod", 2)
     with pytest.raises(KeyError, match=r"unknown QuadrupedCfg keys \['pushh_vel'\]; valid: .*push_vel"):
         make("quadruped", 2, device="cpu", cfg={"pushh_vel": 1.0})
@@ -182,7 +183,7 @@ def _set_base(env, quat=(1, 0, 0, 0), lin_vel=(0, 0, 0), ang_vel=(0, 0, 0)):
 
 
 def test_tracking_rewards_peak_at_the_command():
-    from envs.quadruped import track_lin_vel, track_yaw_rate
+    from envs.locomotion import track_lin_vel, track_yaw_rate
 
     env = make("quadruped", 2, device="cpu", seed=0)
     env.reset(seed=0)
@@ -205,7 +206,7 @@ def test_base_velocity_is_read_in_the_base_frame():
 
 
 def test_penalties_and_tilt_termination():
-    from envs.quadruped import ang_vel_xy, lin_vel_z, orientation
+    from envs.locomotion import ang_vel_xy, lin_vel_z, orientation
 
     env = make("quadruped", 1, device="cpu", seed=0)
     env.reset(seed=0)
@@ -293,9 +294,25 @@ def test_a_push_shows_in_the_observation_of_the_step_it_happens():
     torch.testing.assert_close(obs[1.0]["policy"][:, 0:3], 2.0 * v_now)  # base_lin_vel, scale 2
 
 
-def test_home_pose_follows_the_configured_keyframe():
-    env = make("quadruped", 2, device="cpu", seed=0, cfg={"keyframe": None})
-    m = env.model
-    np.testing.assert_allclose(env.default_joint_pos.numpy(), m.qpos0[7:], atol=1e-7)
-    assert not np.allclose(m.qpos0[7:], m.key_qpos[0, 7:])  # the keyframe would have differed
-    np.testing.assert_allclose(env.sim.ctrl[0].numpy(), m.qpos0[7:], atol=1e-7)
+def test_default_pose_follows_the_robot_config():
+    """Per-joint angles in the robot config become the home pose: targets, resets, keyframe."""
+    from simrl.robot import load_robot
+
+    robot = load_robot("quadruped").to_dict()
+    robot["default_pose"] = {".*_thigh_joint": 0.7, ".*_calf_joint": -1.5, ".*": 0.0}
+    env = make("quadruped", 2, device="cpu", seed=0, robot=robot, cfg={"joint_pos_scale": (1.0, 1.0)})
+    want = np.array([0.0, 0.7, -1.5] * 4)
+    np.testing.assert_allclose(env.default_joint_pos.numpy(), want, atol=1e-7)
+    np.testing.assert_allclose(env.sim.ctrl[0].numpy(), want, atol=1e-7)
+    np.testing.assert_allclose(env.sim.qpos[:, 7:].numpy(), np.tile(want, (2, 1)), atol=1e-7)
+    np.testing.assert_allclose(env.model.key_ctrl[0], want)
+    assert not np.allclose(load_robot_keyframe_joints(), want)  # the MJCF's own pose differs
+
+
+def load_robot_keyframe_joints():
+    import mujoco
+
+    from simrl import ASSETS
+
+    m = mujoco.MjModel.from_xml_path(str(ASSETS / "quadruped" / "quadruped.xml"))
+    return m.key_qpos[0, 7:]

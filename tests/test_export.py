@@ -180,20 +180,25 @@ def test_export_follows_the_actors_observation_groups(tmp_path):
 def test_sim2sim_imu_reads_the_same_instant_as_the_encoders():
     import mujoco
 
-    from simrl import ASSETS
-    from simrl.rl.sim2sim import _rotate_inv, control_step, quadruped_readings
+    from simrl.rl.sim2sim import Readings, control_step
+    from simrl.robot import assemble
 
-    m = mujoco.MjModel.from_xml_path(str(ASSETS / "quadruped" / "quadruped.xml"))
+    scene = assemble("quadruped")
+    m = scene.model
     d = mujoco.MjData(m)
     mujoco.mj_resetDataKeyframe(m, d, 0)
     d.qvel[:6] = [0.4, -0.2, 0.1, 0.8, -0.5, 1.2]  # a moving, tumbling base
     mujoco.mj_forward(m, d)
+    read = Readings(m, {"robot": scene.facts()})
     for _ in range(3):
         control_step(m, d, m.key_ctrl[0], 4)
-        r = quadruped_readings(m, d, (0.0, 0.0, 0.0))
-        np.testing.assert_allclose(r["gyro"], d.qvel[3:6], atol=1e-9)
+        r = read(d, (0.0, 0.0, 0.0))
+        np.testing.assert_allclose(r["gyro"], d.qvel[3:6], atol=1e-9)  # the IMU sits at the base origin
         np.testing.assert_allclose(r["quat"], d.qpos[3:7], atol=1e-9)
-        np.testing.assert_allclose(r["base_lin_vel"], _rotate_inv(d.qpos[3:7], d.qvel[:3]), atol=1e-9)
+        v_b = np.zeros(3)
+        mujoco.mju_rotVecQuat(v_b, d.qvel[:3], d.qpos[3:7] * [1, -1, -1, -1])
+        np.testing.assert_allclose(r["base_lin_vel"], v_b, atol=1e-9)
+        np.testing.assert_allclose(r["joint_pos"], d.qpos[7:], atol=0)
 
 
 def test_export_refuses_a_checkpoint_that_does_not_fit_its_run_config(quad_export, cartpole_export, tmp_path):

@@ -59,6 +59,24 @@ OBS_READERS: dict[str, Callable[[dict, dict], np.ndarray]] = {
 }
 
 
+def observation(meta: dict[str, Any], readings: dict[str, Any]) -> np.ndarray:
+    """The policy's observation (float32) from raw readings, by the export's term layout."""
+    parts = []
+    for term in meta["obs_terms"]:
+        if term["name"] not in OBS_READERS:
+            raise ValueError(f"deploy cannot build observation term '{term['name']}'; known: "
+                             f"{sorted(OBS_READERS)}")
+        value = OBS_READERS[term["name"]](readings, meta).astype(np.float64)
+        width = term["stop"] - term["start"]
+        if value.shape[-1] != width:
+            raise ValueError(f"reading for '{term['name']}' has {value.shape[-1]} values, "
+                             f"the policy expects {width}")
+        parts.append(value * np.asarray(term["scale"], dtype=np.float64))
+    obs = np.concatenate(parts, axis=-1)
+    clip = meta["obs_clip"]
+    return np.clip(np.nan_to_num(obs, nan=0.0, posinf=clip, neginf=-clip), -clip, clip).astype(np.float32)
+
+
 class DeployPolicy:
     """An exported policy plus the metadata that turns raw readings into its observation."""
 
@@ -90,17 +108,7 @@ class DeployPolicy:
         """The training observation (float32, (obs_dim,) or (batch, obs_dim)) from readings."""
         r = dict(readings)
         r.setdefault("last_action", self.last_action)
-        parts = []
-        for term in self.meta["obs_terms"]:
-            value = OBS_READERS[term["name"]](r, self.meta).astype(np.float64)
-            width = term["stop"] - term["start"]
-            if value.shape[-1] != width:
-                raise ValueError(f"reading for '{term['name']}' has {value.shape[-1]} values, "
-                                 f"the policy expects {width}")
-            parts.append(value * np.asarray(term["scale"], dtype=np.float64))
-        obs = np.concatenate(parts, axis=-1)
-        clip = self.meta["obs_clip"]
-        return np.clip(np.nan_to_num(obs, nan=0.0, posinf=clip, neginf=-clip), -clip, clip).astype(np.float32)
+        return observation(self.meta, r)
 
     def infer(self, obs: np.ndarray) -> np.ndarray:
         """Raw policy actions for observations (obs_dim,) or (batch, obs_dim)."""

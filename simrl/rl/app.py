@@ -73,8 +73,15 @@ def build_env(cfg: DictConfig, num_envs: int | None = None, seed: int | None = N
     env = make(
         cfg.task.name, num_envs=int(n), device=str(device), backend=cfg.sim.backend,
         seed=seed, cfg=OmegaConf.to_container(cfg.task.get("cfg") or {}, resolve=True), sim=sim_kwargs,
+        robot=_robot(cfg),
     )
     return env, kind
+
+
+def _robot(cfg: DictConfig) -> dict | None:
+    """The robot=<name> choice (configs/robot/<name>.yaml) as plain data; None: the task's."""
+    robot = cfg.get("robot")
+    return OmegaConf.to_container(robot, resolve=True) if isinstance(robot, DictConfig) else robot
 
 
 def make_writer(cfg: DictConfig, run_dir: Path | None):
@@ -190,14 +197,14 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
     overrides = OmegaConf.to_container(cfg.task.cfg, resolve=True) if cfg.get("task") else {}
     task_cfg = OmegaConf.to_container(run_cfg.task.cfg, resolve=True)
     task_cfg.update(overrides)
-    if not cfg.get("pushes", False) and run_cfg.task.name == "quadruped":
+    if not cfg.get("pushes", False) and "push_vel" in task_cfg:
         task_cfg["push_vel"] = 0.0
     run_cfg.task.cfg = task_cfg
     env, _ = build_env(run_cfg)
     policy, ckpt = policy_from_checkpoint(env, cfg.checkpoint, OmegaConf.to_container(run_cfg.agent))
     print(f"simrl play: {ckpt['path']} (iteration {ckpt.get('iter')}) on {run_cfg.task.name}, "
           f"{env.num_envs} episodes per command, backend {env.sim.backend}")
-    commands = [tuple(c) for c in cfg.commands] if run_cfg.task.name == "quadruped" else [None]
+    commands = [tuple(c) for c in cfg.commands] if env.deploy_spec()["tracks_commands"] else [None]
     if cfg.get("video"):
         path = record_video(env, policy, commands[0], cfg, video_path(cfg))
         print(f"simrl play: wrote {path}")
@@ -263,7 +270,11 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
         meta = load_metadata(path)
     except Exception as e:
         raise ConfigError(f"'{path}' is not a policy exported by export.py ({type(e).__name__}: {e})") from e
-    commands = [tuple(c) for c in cfg.commands] if meta["task"] == "quadruped" else [(0.0, 0.0, 0.0)]
+    if "deploy" not in meta:
+        raise ConfigError(f"'{path}' was exported by an older simrl (no 'deploy' section in its "
+                          "metadata): export the checkpoint again with export.py")
+    tracks = meta["deploy"]["tracks_commands"]
+    commands = [tuple(c) for c in cfg.commands] if tracks else [(0.0, 0.0, 0.0)]
     print(f"simrl play (sim-to-sim, MuJoCo C + onnxruntime): {cfg.policy} on {meta['task']}, "
           f"{cfg.episodes} episodes per command")
     results = []
@@ -271,7 +282,7 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
         r = run_sim2sim(cfg.policy, command=command, episodes=cfg.episodes, seed=cfg.seed)
         r["command"] = list(command)
         results.append(r)
-        if meta["task"] == "quadruped":
+        if tracks:
             print(f"  cmd {list(command)}: lin-vel error {r['lin_vel_error']:.3f} m/s | yaw-rate "
                   f"error {r['yaw_rate_error']:.3f} rad/s | falls {100 * r['fall_share']:.1f}%")
         else:

