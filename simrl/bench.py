@@ -45,8 +45,9 @@ def _controls(model: mujoco.MjModel, n: int, steps: int, seed: int = 0) -> np.nd
     return np.clip(home + rng.normal(0, 0.3, size=(steps, n, model.nu)), lo, hi)
 
 
-def bare_batch_loop(model: mujoco.MjModel, n: int, steps: int, nthread: int) -> float:
-    """Env-steps/s of the physical limit: a plain Batch, ctrl written, `step(nstep=4)`."""
+def bare_batch_loop(model: mujoco.MjModel, n: int, steps: int, nthread: int,
+                    decimation: int = DECIMATION) -> float:
+    """Env-steps/s of the physical limit: a plain Batch, ctrl written, `step(nstep=decimation)`."""
     batch = mujoco.batch.Batch(model, n, nthread=nthread)
     batch.reset(keyframe=0 if model.nkey else -1)
     ctrl = batch.bind("ctrl")
@@ -55,7 +56,7 @@ def bare_batch_loop(model: mujoco.MjModel, n: int, steps: int, nthread: int) -> 
     t = time.perf_counter()
     for k in range(steps):
         ctrl[:] = u[k]
-        batch.step(nstep=DECIMATION)
+        batch.step(nstep=decimation)
     return n * steps / (time.perf_counter() - t)
 
 
@@ -99,7 +100,8 @@ def bench_sim(n: int, steps: int, repeats: int, nthread: int) -> dict:
 
 
 def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
-              sim_kwargs: dict | None = None, shares: list[float] | None = None) -> float:
+              sim_kwargs: dict | None = None, shares: list[float] | None = None,
+              robot: str | None = None) -> float:
     """Env-steps/s of the quadruped task under random actions (obs, rewards, resets included),
     stepped through rsl-rl's view as training does.
 
@@ -108,7 +110,8 @@ def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
     """
     from simrl.registry import make
 
-    env = make("quadruped", num_envs=n, device=device, backend=backend, sim=sim_kwargs or {})
+    env = make(_task(robot), num_envs=n, device=device, backend=backend, sim=sim_kwargs or {},
+               robot=robot)
     venv = env.rsl_rl(log_every=0)  # as training steps it (no final_obs, log read per iteration)
     actions = torch.zeros(n, env.num_actions, device=env.device)
     gen = torch.Generator(device=env.device).manual_seed(0)
@@ -128,12 +131,28 @@ def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
     return n * steps / elapsed
 
 
-def bench_env(n: int, steps: int, repeats: int, nthread: int) -> dict:
-    model = mujoco.MjModel.from_xml_path(str(QUADRUPED))
+def _task(robot: str | None) -> str:
+    """The locomotion task a robot trains with: bipeds the humanoid one, the rest quadruped."""
+    if robot is None:
+        return "quadruped"
+    from simrl.robot import load_robot
+
+    return "humanoid" if len(load_robot(robot).feet) == 2 else "quadruped"
+
+
+def bench_env(n: int, steps: int, repeats: int, nthread: int, robot: str | None = None) -> dict:
+    """The task step vs a bare Batch loop of the same model (the assembled scene of `robot`)."""
+    if robot is None:
+        model = mujoco.MjModel.from_xml_path(str(QUADRUPED))
+    else:
+        from simrl.robot import assemble
+
+        model = assemble(robot).model
+    decimation = max(1, round(0.02 / model.opt.timestep))  # the tasks' 50 Hz control
     shares: list[float] = []
     bare, ours = _alternate(
-        lambda: bare_batch_loop(model, n, steps, nthread),
-        lambda: task_loop(n, steps, sim_kwargs={"nthread": nthread}, shares=shares),
+        lambda: bare_batch_loop(model, n, steps, nthread, decimation),
+        lambda: task_loop(n, steps, sim_kwargs={"nthread": nthread}, shares=shares, robot=robot),
         repeats,
     )
     return {"num_worlds": n, "bare": bare, "simrl": ours, "ratio": ours / bare,
@@ -348,6 +367,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--device", default="auto", help="iteration and ranks modes: auto | cpu | cuda")
     p.add_argument("--ranks", type=int, default=2, help="ranks mode: torchrun processes")
     p.add_argument("--task", default="quadruped", help="ranks mode: the task trained")
+    p.add_argument("--robot", default=None,
+                   help="env mode: a robot config (configs/robot) instead of the primitive quadruped")
     p.add_argument("--onnx", default=None, help="export mode: a policy.onnx to time")
     p.add_argument("--num-worlds", type=int, nargs="+", default=None)
     p.add_argument("--steps", type=int, default=None, help="control steps per timing")
@@ -421,14 +442,15 @@ def main(argv: list[str] | None = None) -> None:
         _rerun(argv)
         return
 
-    print(f"simrl.bench {args.mode}: quadruped, decimation {DECIMATION}, {nthread} threads, "
+    what = f"robot {args.robot}" if args.robot else "quadruped"
+    print(f"simrl.bench {args.mode}: {what}, control at 50 Hz, {nthread} threads, "
           f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
           f"mujoco {mujoco.__version__}")
-    fn = bench_sim if args.mode == "sim" else bench_env
-    label = "simrl.sim (mujoco)" if args.mode == "sim" else "quadruped task (mujoco)"
+    label = "simrl.sim (mujoco)" if args.mode == "sim" else f"{_task(args.robot)} task (mujoco)"
     print(f"{'worlds':>8} {'bare Batch env-steps/s':>24} {label + ' env-steps/s':>36} {'ratio':>7}")
     for n in sizes:
-        r = fn(n, steps, repeats, nthread)
+        r = bench_sim(n, steps, repeats, nthread) if args.mode == "sim" else \
+            bench_env(n, steps, repeats, nthread, args.robot)
         print(f"{n:>8} {r['bare']:>24,.0f} {r['simrl']:>36,.0f} {r['ratio']:>7.3f}")
         if "physics_share" in r:
             print(f"         physics share of the task step (its own states, same run): "

@@ -75,3 +75,11 @@ def test_ranks_mode_refuses_totals_it_cannot_split(capsys):
     with pytest.raises(SystemExit):
         main(["ranks", "--num-worlds", "63", "--device", "cpu"])
     assert "a multiple of --ranks 2" in capsys.readouterr().err
+
+
+def test_env_mode_on_a_menagerie_robot_compares_with_its_own_bare_loop(capsys):
+    main(["env", "--quick", "--num-worlds", "16", "--robot", "unitree_go1"])
+    out = capsys.readouterr().out
+    assert "robot unitree_go1" in out and "quadruped task (mujoco)" in out
+    (row,) = _rows(out, "16")
+    assert row[1] > 0 and row[2] > 0 and row[3] == pytest.approx(row[2] / row[1], rel=0.01)
