@@ -147,3 +147,20 @@ def tmp_path_xml(xml: str):
     path = Path(tempfile.mkdtemp()) / "toy.xml"
     path.write_text(xml)
     return path
+
+
+def test_assembling_the_primitive_quadruped_changes_none_of_its_physics():
+    """Its MJCF already has what assembly adds: the scene steps bit-identically to the file."""
+    from simrl import ASSETS
+
+    m0 = mujoco.MjModel.from_xml_path(str(ASSETS / "quadruped" / "quadruped.xml"))
+    m1 = assemble("quadruped").model
+    d0, d1 = mujoco.MjData(m0), mujoco.MjData(m1)
+    mujoco.mj_resetDataKeyframe(m0, d0, 0)
+    mujoco.mj_resetDataKeyframe(m1, d1, 0)
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        d0.ctrl[:] = d1.ctrl[:] = m0.key_ctrl[0] + rng.normal(0, 0.3, m0.nu)
+        mujoco.mj_step(m0, d0)
+        mujoco.mj_step(m1, d1)
+    assert np.array_equal(d0.qpos, d1.qpos) and np.abs(d0.qpos[:2]).max() > 1e-4  # it moved
