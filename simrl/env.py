@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -153,8 +152,6 @@ class EnvBatch(gym.vector.VectorEnv):
         self.masked_resets = self.sim.backend == "mjwarp"
         self.sim.check_overflow = False  # read once per iteration by episode_log instead
         self._warned_sim_error = False
-        self.profile = False  # True: accumulate seconds in self.timers (syncs the device)
-        self.timers = {"physics": 0.0, "env_step": 0.0}
         self.action_offset = torch.zeros(self.num_actions, **f32)  # ctrl = offset + scale * a
         self.action_scale = float(cfg.action_scale or 1.0)  # tasks over a robot: the robot's
         self.setup()
@@ -254,31 +251,7 @@ class EnvBatch(gym.vector.VectorEnv):
         return obs, rew, term, trunc, infos
 
     def _step(self, actions: torch.Tensor, final_obs: bool):
-        if self.profile:
-            return self._profiled_step(actions, final_obs)
         return self._step_impl(actions, final_obs)
-
-    def _profiled_step(self, actions, final_obs):
-        sync = torch.cuda.synchronize if self.device.type == "cuda" else (lambda: None)
-        sim_step = self.sim.step
-
-        def timed_step(n):
-            sync()
-            t = time.perf_counter()
-            sim_step(n)
-            sync()
-            self.timers["physics"] += time.perf_counter() - t
-
-        sync()
-        t0 = time.perf_counter()
-        self.sim.step = timed_step
-        try:
-            out = self._step_impl(actions, final_obs)
-        finally:
-            del self.sim.step  # back to the class method
-        sync()
-        self.timers["env_step"] += time.perf_counter() - t0
-        return out
 
     def _step_impl(self, actions: torch.Tensor, final_obs: bool):
         actions = torch.as_tensor(actions, device=self.device, dtype=torch.float32)
