@@ -6,9 +6,10 @@
 #   bash bench/gpu.sh              # on a CUDA machine
 #   bash bench/gpu.sh --rehearse   # the same steps on the CPU (Warp's CPU device, tiny sizes)
 #
-# Each step runs under `timeout`; a failed step is reported and the next one runs. Everything
-# printed also goes to $SIMRL_GPU_RESULTS/gpu.log (default ./gpu-results/). Exit status: the
-# number of failed steps (0: all passed).
+# Each step runs under `timeout`, and all of them within $SIMRL_GPU_BUDGET_S seconds (default
+# 480: a step never outlives the budget, and a step with under 20 s left is skipped); a failed
+# or skipped step is reported and the next one runs. Everything printed also goes to
+# $SIMRL_GPU_RESULTS/gpu.log (default ./gpu-results/). Exit status: the number of failed steps.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,13 +37,21 @@ else
   LIMIT_SHORT=150 LIMIT_LONG=300
 fi
 
+BUDGET="${SIMRL_GPU_BUDGET_S:-480}"
 FAILED=()
 run_step() {  # run_step NAME LIMIT_S CMD...: time it, bound it, keep going on failure
   local name=$1 limit=$2; shift 2
+  local left=$((BUDGET - SECONDS))
   echo
+  if (( left < 20 )); then
+    echo "== $name: skipped, ${left}s of the ${BUDGET}s budget left"
+    FAILED+=("$name (skipped: budget)")
+    return 0
+  fi
+  (( limit > left - 15 )) && limit=$((left - 15))
   echo "== $name (limit ${limit}s): $*"
   local t0=$SECONDS
-  timeout --kill-after=10 "$limit" "$@"
+  timeout --kill-after=5 "$limit" "$@"
   local rc=$?
   echo "-- $name: exit $rc after $((SECONDS - t0)) s"
   if [[ $rc != 0 ]]; then FAILED+=("$name (exit $rc)"); fi

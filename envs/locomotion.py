@@ -159,7 +159,10 @@ class LocomotionEnv(EnvBatch):
         jnt = [m.joint(j).id for j in sc.robot.joints]
         lo, hi = torch.as_tensor(m.jnt_range[jnt], **f32).T
         mid, half = (lo + hi) / 2, (hi - lo) / 2
-        self.soft_lo, self.soft_hi = mid - 0.9 * half, mid + 0.9 * half
+        limited = torch.as_tensor(m.jnt_limited[jnt], device=dev, dtype=torch.bool)
+        inf = torch.full_like(lo, float("inf"))  # an unlimited joint is never out of its range
+        self.soft_lo = torch.where(limited, mid - 0.9 * half, -inf)
+        self.soft_hi = torch.where(limited, mid + 0.9 * half, inf)
         # body ids as device tensors: a Python-list index is a host copy on every use
         self.feet = torch.as_tensor(sc.feet, device=dev)
         self.penalized = torch.as_tensor(sc.penalize_contacts, device=dev)

@@ -340,9 +340,14 @@ def bench_launches(n: int, steps: int, device: str = "cpu", graphs: bool = False
                 by_op[kind] = by_op.get(kind, 0) + v
         rows[label] = {"launches": launches / steps, "syncs": syncs / steps, "torch_ops": ops / steps,
                        "syncs_by_kind": {k: v / steps for k, v in sorted(by_op.items())}}
-    if env.device.type == "cuda":  # CUDA's own check too: any torch op that syncs raises
+    if env.device.type == "cuda":  # CUDA's own check too, as training runs (graphs on)
+        env = make("quadruped", num_envs=n, device=device, backend="mjwarp")
+        venv = env.rsl_rl(log_every=0)
+        for _ in range(3):  # compile, capture, first replay
+            venv.step(actions)
         env.episode_length_buf[: max(1, n // 50)] = env.max_episode_length - 1
-        torch.cuda.set_sync_debug_mode("error")
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")  # any torch op that syncs raises
         try:
             for _ in range(steps):
                 venv.step(actions)

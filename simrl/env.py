@@ -435,10 +435,12 @@ class EnvBatch(gym.vector.VectorEnv):
         """Every reward and observation term `cfg` names exists (UnknownNameError otherwise)."""
         from simrl.errors import UnknownNameError
 
+        task = getattr(cfg, "task_name", cls.task_name)
+
         for name in cfg.rewards:
             if name not in cls.REWARD_TERMS:
                 raise UnknownNameError(
-                    f"unknown reward term '{name}' for task '{cls.task_name}'; "
+                    f"unknown reward term '{name}' for task '{task}'; "
                     f"valid: {sorted(cls.REWARD_TERMS)}"
                 )
         for group, terms in cfg.observations.items():
@@ -446,7 +448,7 @@ class EnvBatch(gym.vector.VectorEnv):
                 if t.name not in cls.OBS_TERMS:
                     raise UnknownNameError(
                         f"unknown observation term '{t.name}' in group '{group}' for task "
-                        f"'{cls.task_name}'; valid: {sorted(cls.OBS_TERMS)}"
+                        f"'{task}'; valid: {sorted(cls.OBS_TERMS)}"
                     )
 
     def uniform(self, shape, lo: float, hi: float) -> torch.Tensor:

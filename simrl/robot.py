@@ -259,12 +259,12 @@ def _mjcf_position_gains(model: mujoco.MjModel, joints: list[str]) -> dict[str, 
         acts = [i for i in range(model.nu) if model.actuator_trntype[i] == mujoco.mjtTrn.mjTRN_JOINT
                 and model.actuator_trnid[i, 0] == jid]
         a = acts[0] if acts else None
-        if a is not None and model.actuator_ctrllimited[a]:
-            ctrlrange[j] = model.actuator_ctrlrange[a].copy()
         if a is None or model.actuator_biastype[a] != mujoco.mjtBias.mjBIAS_AFFINE \
                 or model.actuator_gainprm[a, 0] <= 0:
-            position = False
+            position = False  # a torque motor's ctrlrange is N m, not a target range
             continue
+        if model.actuator_ctrllimited[a]:
+            ctrlrange[j] = model.actuator_ctrlrange[a].copy()
         kp.append(model.actuator_gainprm[a, 0])
         kd.append(-model.actuator_biasprm[a, 2])
         lo, hi = model.actuator_forcerange[a]

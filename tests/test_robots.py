@@ -128,7 +128,7 @@ def test_torque_motors_need_gains_in_the_config():
     xml = """<mujoco><worldbody><body name="base"><freejoint/><geom size=".1"/><site name="imu"/>
       <body name="leg"><joint name="j" axis="0 1 0" range="-1 1"/>
       <geom type="capsule" size=".05" fromto="0 0 0 0 0 -.3"/></body></body></worldbody>
-      <actuator><motor joint="j"/></actuator></mujoco>"""
+      <actuator><motor joint="j" ctrlrange="-23.7 23.7"/></actuator></mujoco>"""
     path = tmp_path_xml(xml)
     robot = {"name": "toy", "source": str(path), "root_body": "base", "feet": ["leg"],
              "joints": ["j"], "default_pose": {"j": 0.2}}
@@ -138,6 +138,7 @@ def test_torque_motors_need_gains_in_the_config():
     m = scene.model
     assert m.actuator_gainprm[0, 0] == 20.0 and m.actuator_forcerange[0].tolist() == [-5.0, 5.0]
     assert m.actuator_biastype[0] == mujoco.mjtBias.mjBIAS_AFFINE  # a position actuator now
+    assert m.actuator_ctrlrange[0].tolist() == m.jnt_range[0].tolist() != [-23.7, 23.7]  # not N m
 
 
 def tmp_path_xml(xml: str):

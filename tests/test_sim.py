@@ -266,3 +266,12 @@ def test_reset_state_is_the_keyframe_and_a_copy():
     np.testing.assert_array_equal(state["qpos"], sim.model.key_qpos[0])
     state["qpos"][:] = 0.0  # the caller's copy: the model's keyframe stays
     assert sim.model.key_qpos[0, 2] > 0 and sim.reset_state()["qpos"][2] > 0
+
+
+def test_a_sim_setting_of_the_other_backend_is_refused_by_name():
+    from simrl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"sim settings \['nthread'\] do not apply to the mjwarp backend"):
+        make_sim(ASSETS / "pendulum" / "pendulum.xml", 2, device="cpu", backend="mjwarp", nthread=2)
+    with pytest.raises(ConfigError, match=r"\['graphs'\] do not apply to the mujoco backend"):
+        make_sim(ASSETS / "pendulum" / "pendulum.xml", 2, device="cpu", backend="mujoco", graphs=True)

@@ -89,9 +89,17 @@ def make_sim(
     backend = resolve_backend(backend, dev)
     mjm = load_model(model)
     if backend == "mujoco":
-        from simrl.sim.mujoco_backend import MujocoSim
+        from simrl.sim.mujoco_backend import MujocoSim as cls
+    else:
+        from simrl.sim.mjwarp_backend import WarpSim as cls
+    import inspect
 
-        return MujocoSim(mjm, num_worlds, keyframe=keyframe, **backend_kwargs)
-    from simrl.sim.mjwarp_backend import WarpSim
-
-    return WarpSim(mjm, num_worlds, keyframe=keyframe, device=str(dev), **backend_kwargs)
+    takes = set(inspect.signature(cls.__init__).parameters) - {"self", "model", "num_worlds",
+                                                                "keyframe", "device"}
+    wrong = sorted(set(backend_kwargs) - takes)
+    if wrong:
+        raise ConfigError(f"sim settings {wrong} do not apply to the {backend} backend, which "
+                          f"takes {sorted(takes)}: drop them (sim.kwargs.<name>=null)")
+    if backend == "mujoco":
+        return cls(mjm, num_worlds, keyframe=keyframe, **backend_kwargs)
+    return cls(mjm, num_worlds, keyframe=keyframe, device=str(dev), **backend_kwargs)

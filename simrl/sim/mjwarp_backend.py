@@ -42,8 +42,10 @@ _LOST = (
     | mjw.OverflowType.NVMAX
 )
 # Of those, the ones about the contact buffer all worlds share (naconmax): MuJoCo Warp sets
-# them in every world at once, so they say nothing about which world had too many contacts.
+# BROADPHASE and NARROWPHASE in every world at once, so they say nothing about which world had
+# too many contacts; CCD (the CCD contact buffer, also shared) marks the world that overflowed.
 _SHARED = mjw.OverflowType.BROADPHASE | mjw.OverflowType.NARROWPHASE | mjw.OverflowType.CCD
+_ROWS = mjw.OverflowType.NEFC | mjw.OverflowType.NJMAX_NNZ  # per world: njmax
 
 # Model fields that `set_const` writes from mass/inertia inputs. They stay shared (leading dim
 # 1) until an input is made per world; then they are tiled too, or every world would get world
@@ -109,6 +111,7 @@ class WarpSim(Sim):
         self.check_overflow = check_overflow
         self._graphs: dict = {}
         self._streams: dict = {}
+        self._capture_stream = None
 
         mjd = mujoco.MjData(model)
         if self.keyframe >= 0:
@@ -173,8 +176,10 @@ class WarpSim(Sim):
 
         The first call runs `fn` once (compiling kernels, allocating outside the capture), then
         captures it; a capture records launches without executing them, so `fn` ran exactly
-        once. Python's garbage collector is off during the capture: a finalizer freeing an old
-        graph or array inside it would break the capture.
+        once. The capture runs on a private stream (CUDA cannot capture torch's default stream,
+        the legacy null stream); a graph replays on whichever stream it is launched on, here
+        torch's current one. Python's garbage collector is off during the capture: a finalizer
+        freeing an old graph or array inside it would break the capture.
         """
         graph = self._graphs.get(key) if self.use_graphs else None
         if graph is not None:
@@ -182,23 +187,31 @@ class WarpSim(Sim):
             return
         with self._scope():
             fn()
-            if not self.use_graphs:
-                return
-            gc_enabled = gc.isenabled()
-            gc.disable()
-            try:
-                with wp.ScopedCapture(device=self.wp_device, stream=self._stream()) as capture:
-                    fn()
-            except Exception as e:
-                raise SimError(
-                    f"MuJoCo Warp: '{key}' could not be captured as a CUDA graph ({type(e).__name__}: "
-                    f"{e}). Uncaptured, it would sync the host on every solver iteration; fix the "
-                    "cause, or run uncaptured on purpose with sim.kwargs.graphs=false."
-                ) from e
-            finally:
-                if gc_enabled:
-                    gc.enable()
+        if not self.use_graphs:
+            return
+        gc_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with self._capture_scope(), wp.ScopedCapture(device=self.wp_device) as capture:
+                fn()
+        except Exception as e:
+            raise SimError(
+                f"MuJoCo Warp: '{key}' could not be captured as a CUDA graph ({type(e).__name__}: "
+                f"{e}). Uncaptured, it would sync the host on every solver iteration; fix the "
+                "cause, or run uncaptured on purpose with sim.kwargs.graphs=false."
+            ) from e
+        finally:
+            if gc_enabled:
+                gc.enable()
         self._graphs[key] = capture.graph
+
+    def _capture_scope(self):
+        """The private stream captures run on (created once), or the CPU device."""
+        if not self.wp_device.is_cuda:
+            return wp.ScopedDevice(self.wp_device)
+        if self._capture_stream is None:
+            self._capture_stream = wp.Stream(self.wp_device)
+        return wp.ScopedStream(self._capture_stream)
 
     def step(self, nstep: int = 1) -> None:
         m, d = self.m, self.d
@@ -225,10 +238,13 @@ class WarpSim(Sim):
         self._overflow.zero_()
         self._overflow_seen.zero_()
         where = []
-        if seen & ~_SHARED:
-            per_world = ((bits & int(_LOST & ~_SHARED)) != 0).nonzero().flatten().tolist()
+        if seen & _ROWS:
+            per_world = ((bits & int(_ROWS)) != 0).nonzero().flatten().tolist()
             where.append(f"{len(per_world)} of {self.num_worlds} worlds {per_world[:10]} overflowed "
                          f"their constraint rows (njmax={self.njmax} per world)")
+        if seen & mjw.OverflowType.NVMAX:
+            where.append("the compacted active-dof buffer (nvmax, with sleeping islands) "
+                         "overflowed; this sim leaves nvmax at nv: disable sleep in the model")
         if seen & _SHARED:
             where.append(f"the contact buffer all {self.num_worlds} worlds share (nconmax="
                          f"{self.nconmax} per world, {self.nconmax * self.num_worlds} in all) overflowed")
@@ -272,9 +288,6 @@ class WarpSim(Sim):
             for out in _SETCONST_OUTPUTS:
                 if getattr(self.m, out, None) is not None:
                     self._tile(out)
-        if name == "geom_size":  # set_const recomputes geom bounds from sizes
-            for out in ("geom_aabb", "geom_rbound"):
-                self._tile(out)
         view = wp.to_torch(arr)
         self._params[name] = view
         return view
