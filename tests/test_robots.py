@@ -138,7 +138,7 @@ def test_torque_motors_need_gains_in_the_config():
     m = scene.model
     assert m.actuator_gainprm[0, 0] == 20.0 and m.actuator_forcerange[0].tolist() == [-5.0, 5.0]
     assert m.actuator_biastype[0] == mujoco.mjtBias.mjBIAS_AFFINE  # a position actuator now
-    assert m.actuator_ctrlrange[0].tolist() == m.jnt_range[0].tolist() != [-23.7, 23.7]  # not N m
+    assert m.actuator_ctrlrange[0].tolist() == m.joint("j").range.tolist() != [-23.7, 23.7]  # not N m
 
 
 def tmp_path_xml(xml: str):
