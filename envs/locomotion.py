@@ -100,8 +100,12 @@ class HumanoidCfg(LocomotionCfg):
 
     task_name: ClassVar[str] = "humanoid"
     robot: Any = "unitree_g1"
+    # a biped falls in under a second at first: rewards clipped at 0 would teach it nothing,
+    # so staying up earns its own reward and the penalties count from the start
+    only_positive_rewards: bool = False
     rewards: dict = field(
         default_factory=lambda: {
+            "alive": 2.0,
             "track_lin_vel": 1.0,
             "track_yaw_rate": 0.5,
             "lin_vel_z": -2.0,
@@ -297,6 +301,10 @@ OBS = {
 
 
 # --- reward terms: f(env) -> (N,), weighted by name from the config ----------------------------
+def alive(env: LocomotionEnv) -> torch.Tensor:
+    return torch.ones(env.num_envs, device=env.device)
+
+
 def track_lin_vel(env: LocomotionEnv) -> torch.Tensor:
     err = (env.commands[:, :2] - env.base_lin_vel_b[:, :2]).square().sum(dim=1)
     return torch.exp(-err / env.cfg.tracking_sigma)
@@ -351,6 +359,6 @@ def feet_air_time(env: LocomotionEnv) -> torch.Tensor:
 LocomotionEnv.OBS_TERMS = OBS
 LocomotionEnv.REWARD_TERMS = {
     f.__name__: f
-    for f in (track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,
+    for f in (alive, track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,
               joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time)
 }
