@@ -39,6 +39,22 @@ def _critic_obs() -> list[ObsTerm]:
     return [ObsTerm(t.name, t.scale) for t in _policy_obs()] + [ObsTerm("foot_contact")]
 
 
+# legged_gym's flat-terrain weights (A1), multiplied by the control dt at run time
+FLAT_REWARDS = {
+    "track_lin_vel": 1.0,
+    "track_yaw_rate": 0.5,
+    "lin_vel_z": -2.0,
+    "ang_vel_xy": -0.05,
+    "orientation": -1.0,
+    "torques": -2e-4,
+    "joint_acc": -2.5e-7,
+    "action_rate": -0.01,
+    "joint_limits": -10.0,
+    "non_foot_contact": -1.0,
+    "feet_air_time": 1.0,
+}
+
+
 @dataclass
 class LocomotionCfg(EnvCfg):
     task_name: ClassVar[str] = "locomotion"
@@ -50,22 +66,7 @@ class LocomotionCfg(EnvCfg):
     episode_length_s: float = 20.0
     only_positive_rewards: bool = True
     observations: dict = field(default_factory=lambda: {"policy": _policy_obs(), "critic": _critic_obs()})
-    rewards: dict = field(
-        default_factory=lambda: {
-            # legged_gym's flat-terrain weights (A1), multiplied by the control dt at run time
-            "track_lin_vel": 1.0,
-            "track_yaw_rate": 0.5,
-            "lin_vel_z": -2.0,
-            "ang_vel_xy": -0.05,
-            "orientation": -1.0,
-            "torques": -2e-4,
-            "joint_acc": -2.5e-7,
-            "action_rate": -0.01,
-            "joint_limits": -10.0,
-            "non_foot_contact": -1.0,
-            "feet_air_time": 1.0,
-        }
-    )
+    rewards: dict = field(default_factory=lambda: dict(FLAT_REWARDS))
     # commands
     lin_vel_x: tuple[float, float] = (-0.6, 1.2)
     lin_vel_y: tuple[float, float] = (-0.4, 0.4)
@@ -104,20 +105,8 @@ class HumanoidCfg(LocomotionCfg):
     # so staying up earns its own reward and the penalties count from the start
     only_positive_rewards: bool = False
     rewards: dict = field(
-        default_factory=lambda: {
-            "alive": 2.0,
-            "track_lin_vel": 1.0,
-            "track_yaw_rate": 0.5,
-            "lin_vel_z": -2.0,
-            "ang_vel_xy": -0.05,
-            "orientation": -5.0,
-            "torques": -1e-5,
-            "joint_acc": -2.5e-7,
-            "action_rate": -0.01,
-            "joint_limits": -10.0,
-            "non_foot_contact": 0.0,
-            "feet_air_time": 1.0,
-        }
+        default_factory=lambda: {**FLAT_REWARDS, "alive": 2.0, "orientation": -5.0, "torques": -1e-5,
+                                 "non_foot_contact": 0.0}
     )
     lin_vel_x: tuple[float, float] = (-0.5, 1.0)
     lin_vel_y: tuple[float, float] = (-0.3, 0.3)
