@@ -58,6 +58,7 @@ FLAT_REWARDS = {
 @dataclass
 class LocomotionCfg(EnvCfg):
     task_name: ClassVar[str] = "locomotion"
+    renamed: ClassVar[dict[str, str]] = {"added_trunk_mass": "added_base_mass"}  # old runs' keys
     robot: Any = "quadruped"  # a configs/robot name, a path to a robot yaml, or its fields
     keyframe: str | None = "home"  # the assembled scene's default pose
     action_scale: float | None = None  # None: the robot config's

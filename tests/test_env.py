@@ -316,3 +316,8 @@ def load_robot_keyframe_joints():
 
     m = mujoco.MjModel.from_xml_path(str(ASSETS / "quadruped" / "quadruped.xml"))
     return m.key_qpos[0, 7:]
+
+
+def test_a_run_saved_under_an_old_field_name_still_loads():
+    env = make("quadruped", 2, device="cpu", cfg={"added_trunk_mass": (0.0, 0.0)})
+    assert env.cfg.added_base_mass == (0.0, 0.0)
