@@ -43,7 +43,7 @@ def make(task: str, num_envs: int, **kwargs):
     return _make(task, num_envs, **kwargs)
 
 
-def train(task: str = "quadruped", *overrides: str, **values):
+def train(task: str | None = None, *overrides: str, **values):
     """Train `task` as train.py would; returns a TrainResult (see simrl.api.train)."""
     from simrl.api import train as _train
 

@@ -106,9 +106,9 @@ def _task_cfg(cfg: dict[str, Any] | None) -> list[str]:
     return overrides_from(cfg, "task.cfg.") if cfg else []
 
 
-def train(task: str = "quadruped", *overrides: str, cfg: dict[str, Any] | None = None,
+def train(task: str | None = None, *overrides: str, cfg: dict[str, Any] | None = None,
           run_dir: str | Path | None = None, **values: Any) -> TrainResult:
-    """Train `task` as `python train.py task=<task> <overrides>` would.
+    """Train `task` (None: train.yaml's default) as `python train.py task=<task> <overrides>` would.
 
     `cfg` sets task config fields (`cfg={"push_vel": 0.5}` is `task.cfg.push_vel=0.5`), as in
     `simrl.make`. The run dir follows train.yaml (`runs/<task>/<time>` under the current
@@ -116,8 +116,8 @@ def train(task: str = "quadruped", *overrides: str, cfg: dict[str, Any] | None =
     """
     from simrl.config import compose
 
-    cfg = compose("train", [f"task={task}", *_task_cfg(cfg), *overrides_from(values), *overrides],
-                  hydra=True)
+    choice = [f"task={task}"] if task else []
+    cfg = compose("train", [*choice, *_task_cfg(cfg), *overrides_from(values), *overrides], hydra=True)
     out = Path(run_dir) if run_dir is not None else _fresh(Path(cfg.hydra.run.dir))
     cfg = _without_hydra(cfg)
     from simrl.rl.app import train as app_train

@@ -19,12 +19,7 @@ from simrl.errors import ConfigError, UnknownNameError
 if TYPE_CHECKING:
     from simrl.env import EnvBatch
 
-# name -> ("module:EnvClass", "module:CfgClass", gymnasium id)
-TASKS: dict[str, tuple[str, str, str]] = {
-    "quadruped": ("envs.locomotion:LocomotionEnv", "envs.locomotion:QuadrupedCfg", "simrl/Quadruped-v0"),
-    "humanoid": ("envs.locomotion:LocomotionEnv", "envs.locomotion:HumanoidCfg", "simrl/Humanoid-v0"),
-    "cartpole": ("envs.cartpole:CartpoleEnv", "envs.cartpole:CartpoleCfg", "simrl/Cartpole-v0"),
-}
+from envs import TASKS  # the task package's own table (name -> env, config, gymnasium id)
 
 
 def _load(ref: str):
