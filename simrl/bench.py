@@ -215,9 +215,9 @@ def _quadruped_agent() -> dict:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from simrl import ROOT
+    from simrl import CONFIGS
 
-    with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base=None):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base=None):
         return OmegaConf.to_container(compose("train", overrides=["task=quadruped"]).agent, resolve=True)
 
 
@@ -422,8 +422,12 @@ def main(argv: list[str] | None = None) -> None:
         _rerun(argv)
         return
     if args.mode == "ranks":
+        from simrl import ROOT
         from simrl.sim import resolve_device
 
+        if not (ROOT / "train.py").is_file():
+            p.error(f"ranks mode launches train.py, which a source checkout has and an installed "
+                    f"package does not (looked in {ROOT})")
         if len(sizes) != 1 or sizes[0] % args.ranks or sizes[0] < args.ranks:
             p.error(f"ranks mode takes one --num-worlds, a multiple of --ranks {args.ranks} "
                     f"(the total envs both runs share), got {sizes}")

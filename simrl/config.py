@@ -19,9 +19,8 @@ from collections.abc import Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
-from simrl import ROOT
+from simrl import CONFIGS
 
-CONFIGS = ROOT / "configs"
 GROUP = "task_cfg"  # task_cfg/<task>: a task's defaults; task_cfg/overrides: play's open node
 
 

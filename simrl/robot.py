@@ -28,10 +28,10 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simrl import ASSETS, ROOT
+from simrl import ASSETS, CONFIGS
 from simrl.errors import ConfigError, MissingFileError, UnknownNameError
 
-ROBOT_CONFIGS = ROOT / "configs" / "robot"
+ROBOT_CONFIGS = CONFIGS / "robot"
 IMU_SENSORS = {  # sensor name -> type, all at the robot's IMU site
     "imu_gyro": mujoco.mjtSensor.mjSENS_GYRO,
     "imu_acc": mujoco.mjtSensor.mjSENS_ACCELEROMETER,  # also makes MuJoCo C fill cfrc_ext

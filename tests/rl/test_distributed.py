@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import torch
 
 from simrl import ROOT
 
+WORKER = Path(__file__).with_name("dist_worker.py")
+
 
 def test_two_rank_gloo_training_keeps_ranks_in_sync(tmp_path):
     r = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-         str(ROOT / "tests" / "dist_worker.py"), str(tmp_path)],
+         str(WORKER), str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]

@@ -54,8 +54,9 @@ def test_record_episode_statistics_over_array_conversion_matches_the_reward_stre
     for _ in range(120):
         action = rng.uniform(-1, 1, (n, 1)).astype(np.float32)
         obs, rew, term, trunc, info = env.step(action)
-        assert isinstance(rew, np.ndarray) and isinstance(term, np.ndarray)
-        assert isinstance(obs["policy"], np.ndarray)
+        assert isinstance(rew, np.ndarray) and rew.shape == (n,) and rew.dtype == np.float32
+        assert isinstance(term, np.ndarray) and term.shape == trunc.shape == (n,) and term.dtype == bool
+        assert isinstance(obs["policy"], np.ndarray) and obs["policy"].shape == (n, 4)
         ret += rew
         length += 1
         done = term | trunc
@@ -67,7 +68,12 @@ def test_record_episode_statistics_over_array_conversion_matches_the_reward_stre
         np.testing.assert_array_equal(info["episode"]["l"][done], length[done])
         assert (length[trunc] == base.max_episode_length).all()
         assert (length[term] <= base.max_episode_length).all()
-        assert isinstance(info["final_obs"]["policy"], np.ndarray)
+        final = info["final_obs"]["policy"]
+        assert isinstance(final, np.ndarray) and final.shape == (n, 4)
+        # a terminated episode's last observation shows why: the pole or the cart out of bounds
+        cfg = base.cfg
+        out = (np.abs(final[:, 1]) > cfg.max_angle) | (np.abs(final[:, 0]) > cfg.max_cart_pos)
+        np.testing.assert_array_equal(out[term], True)
         ends["terminated"] += int(term.sum())
         ends["truncated"] += int(trunc.sum())
         ret[done], length[done] = 0.0, 0

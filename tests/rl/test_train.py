@@ -14,16 +14,14 @@ import pytest
 import torch
 from hydra import compose, initialize_config_dir
 
-from simrl import ROOT
+from simrl import CONFIGS, ROOT
 from simrl.registry import make
 from simrl.rl.app import build_env, train
 from simrl.rl.runner import CheckpointError, Trainer, latest_checkpoint
 
-CONFIGS = str(ROOT / "configs")
-
 
 def cfg_for(*overrides: str):
-    with initialize_config_dir(config_dir=CONFIGS, version_base=None):
+    with initialize_config_dir(config_dir=str(CONFIGS), version_base=None):
         return compose("train", overrides=["progress=false", "device=cpu", *overrides])
 
 

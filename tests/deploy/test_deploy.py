@@ -1,0 +1,136 @@
+"""simrl.deploy, the robot-side runtime: observations and actions equal the env's, targets and
+gains, metadata, clear errors; and sim-to-sim through it in plain MuJoCo C (simrl.rl.sim2sim).
+
+The exported policies are tests/conftest.py's fixtures."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+from simrl.deploy import DeployPolicy, load_metadata, projected_gravity
+from simrl.registry import make
+from simrl.rl.app import policy_from_checkpoint
+from simrl.robot import assemble
+
+
+def test_deploy_observation_and_actions_match_the_env(quad_export):
+    run_dir, report = quad_export
+    env = make("quadruped", 64, device="cpu", seed=9, cfg={"obs_noise": False})
+    agent = OmegaConf.to_container(OmegaConf.load(run_dir / "config.yaml").agent)
+    policy, _ = policy_from_checkpoint(env, run_dir, agent)
+    deploy = DeployPolicy(report["onnx"])
+    env.reset(seed=9)
+    obs = env.compute_observations()
+    worst_obs = worst_act = 0.0
+    n = 0
+    gen = torch.Generator().manual_seed(0)
+    with torch.inference_mode():
+        for _ in range(16):  # 16 steps x 64 envs = 1024 states
+            q, v = env.sim.qpos.numpy(), env.sim.qvel.numpy()
+            readings = {
+                "joint_pos": q[:, 7:], "joint_vel": v[:, 6:], "gyro": v[:, 3:6], "quat": q[:, 3:7],
+                "base_lin_vel": env.base_lin_vel_b.numpy(), "command": env.commands.numpy(),
+                "last_action": env.actions.numpy(),
+            }
+            got = deploy.observation(readings)
+            worst_obs = max(worst_obs, float(np.abs(got - obs["policy"].numpy()).max()))
+            want_act = policy(obs).numpy()
+            worst_act = max(worst_act, float(np.abs(deploy.infer(got) - want_act).max()))
+            n += len(got)
+            obs, *_ = env.step(torch.from_numpy(want_act) + 0.3 * torch.randn(64, 12, generator=gen))
+    assert n >= 1000
+    assert worst_obs <= 1e-5, worst_obs
+    assert worst_act <= 1e-5, worst_act
+
+
+def test_deploy_targets_use_offset_scale_and_gains(quad_export):
+    _, report = quad_export
+    deploy = DeployPolicy(report["onnx"])
+    readings = {"joint_pos": np.asarray(deploy.meta["default_joint_pos"]), "joint_vel": np.zeros(12),
+                "gyro": np.zeros(3), "quat": np.array([1.0, 0, 0, 0]), "base_lin_vel": np.zeros(3),
+                "command": np.zeros(3)}
+    targets, kp, kd = deploy.act(readings)
+    action = deploy.last_action
+    np.testing.assert_allclose(targets, deploy.offset + 0.25 * action, atol=1e-6)
+    scene = assemble("quadruped")  # the gains the env's actuators had, in action order
+    np.testing.assert_allclose(kp, scene.kp)
+    np.testing.assert_allclose(kd, scene.kd)
+
+
+def test_projected_gravity_matches_the_env():
+    env = make("quadruped", 4, device="cpu", seed=2)
+    env.reset(seed=2)
+    np.testing.assert_allclose(projected_gravity(env.base_quat.numpy()), env.gravity_b.numpy(), atol=1e-6)
+
+
+def test_metadata_readable_from_onnx_alone(quad_export, tmp_path):
+    _, report = quad_export
+    lone = tmp_path / "policy.onnx"
+    lone.write_bytes(open(report["onnx"], "rb").read())  # no sidecar JSON beside it
+    assert load_metadata(lone)["task"] == "quadruped"
+
+
+def _with_deploy_spec(report: dict, out_dir: Path, **changes) -> Path:
+    """A copy of the exported policy whose policy.json has `changes` in its deploy section."""
+    out_dir.mkdir()
+    onnx_path = Path(shutil.copy(report["onnx"], out_dir / "policy.onnx"))
+    meta = json.loads(Path(report["json"]).read_text())
+    meta["deploy"].update(changes)
+    (out_dir / "policy.json").write_text(json.dumps(meta))
+    return onnx_path
+
+
+def test_sim2sim_on_cartpole_ends_episodes_as_the_export_says(cartpole_export, tmp_path):
+    """Sim-to-sim of the exported cartpole under rules that decide the outcome whatever the
+    policy does: a pole-angle limit of 0 ends every episode at its first control step (the reset
+    noise tilts the pole); with no termination rule, every episode lasts its full length."""
+    from simrl.rl.sim2sim import run_sim2sim
+
+    _, report = cartpole_export
+    spec = load_metadata(report["onnx"])["deploy"]
+    assert spec["termination"] == {"max_abs_qpos": {"0": 2.4, "1": 0.4}}  # the task's own rule
+    assert spec["reset"] == {"qpos_noise": 0.1} and spec["tracks_commands"] is False
+
+    at_once = _with_deploy_spec(report, tmp_path / "at_once", termination={"max_abs_qpos": {"1": 0.0}})
+    r = run_sim2sim(at_once, episodes=3, seed=0)
+    assert (r["episodes"], r["fall_share"], r["mean_steps"]) == (3, 1.0, 1.0)
+
+    never = _with_deploy_spec(report, tmp_path / "never", termination={}, episode_length_s=0.2)
+    r = run_sim2sim(never, episodes=3, seed=0)
+    assert (r["episodes"], r["fall_share"], r["mean_steps"]) == (3, 0.0, 10.0)  # 0.2 s at 50 Hz
+    assert np.isnan(r["lin_vel_error"]) and np.isnan(r["yaw_rate_error"])  # no commands tracked
+
+
+def test_sim2sim_imu_reads_the_same_instant_as_the_encoders():
+    import mujoco
+
+    from simrl.rl.sim2sim import Readings, control_step
+
+    scene = assemble("quadruped")
+    m = scene.model
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, 0)
+    d.qvel[:6] = [0.4, -0.2, 0.1, 0.8, -0.5, 1.2]  # a moving, tumbling base
+    mujoco.mj_forward(m, d)
+    read = Readings(m, {"robot": scene.facts()})
+    for _ in range(3):
+        control_step(m, d, m.key_ctrl[0], 4)
+        r = read(d, (0.0, 0.0, 0.0))
+        np.testing.assert_allclose(r["gyro"], d.qvel[3:6], atol=1e-9)  # the IMU sits at the base origin
+        np.testing.assert_allclose(r["quat"], d.qpos[3:7], atol=1e-9)
+        v_b = np.zeros(3)
+        mujoco.mju_rotVecQuat(v_b, d.qvel[:3], d.qpos[3:7] * [1, -1, -1, -1])
+        np.testing.assert_allclose(r["base_lin_vel"], v_b, atol=1e-9)
+        np.testing.assert_allclose(r["joint_pos"], d.qpos[7:], atol=0)
+
+
+def test_a_missing_policy_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no exported policy"):
+        DeployPolicy(tmp_path / "missing.onnx")

@@ -1,0 +1,1 @@
+"""simrl.rl: training, the rsl-rl view, checkpoints, export, distributed runs."""

@@ -1,0 +1,1 @@
+"""The env batch and its tasks (envs/): gymnasium contract, task terms, robots, soak."""
