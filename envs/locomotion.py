@@ -1,4 +1,4 @@
-"""Velocity tracking for legged robots on flat ground (the legged_gym / mjlab flat task).
+"""Velocity tracking for legged robots, on flat ground or a terrain grid (legged_gym / mjlab).
 
 One task for any robot config (configs/robot/*.yaml): quadrupeds and bipeds alike, every index
 looked up by name from the robot config (simrl.robot). `quadruped` and `humanoid` are this task
@@ -6,7 +6,14 @@ with different defaults (robot, commands, reward weights, terminations).
 
 Commands (forward, lateral, yaw rate) are sampled per env and resampled every few seconds, a
 share of them standing still. Actions are joint position offsets around the default pose, held
-by the assembled scene's PD position actuators; control at 50 Hz.
+by the assembled scene's PD position actuators after a random per-env delay; control at 50 Hz.
+
+The policy observes only what a legged robot measures on board (IMU gyro and orientation, joint
+encoders, its last action, the command); the critic also sees privileged state (base velocity,
+contacts, ground friction, a height scan): asymmetric actor-critic. On a terrain grid
+(`terrain=rough`, simrl.terrain) each env starts on a tile of its curriculum level. Sensor bias,
+actuator gains and strength, joint friction/damping/armature, base mass and centre of mass,
+ground friction and damping are randomized; pushes kick the base.
 """
 
 from __future__ import annotations
@@ -19,13 +26,16 @@ import numpy as np
 import torch
 
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
+from simrl.errors import ConfigError
 from simrl.math import quat_rotate_inv, yaw_quat
-from simrl.robot import Scene, assemble
+from simrl.robot import GROUND, Scene, assemble
+from simrl.terrain.curriculum import next_levels
+from simrl.terrain.heights import HeightField, scan, scan_points
 
 
 def _policy_obs() -> list[ObsTerm]:
+    """What the robot measures on board (Go1/Go2: IMU and joint encoders), and the command."""
     return [
-        ObsTerm("base_lin_vel", scale=2.0, noise=0.2),
         ObsTerm("base_ang_vel", scale=0.25, noise=0.05),
         ObsTerm("projected_gravity", noise=0.05),
         ObsTerm("command", scale=[2.0, 2.0, 0.25]),
@@ -36,7 +46,11 @@ def _policy_obs() -> list[ObsTerm]:
 
 
 def _critic_obs() -> list[ObsTerm]:
-    return [ObsTerm(t.name, t.scale) for t in _policy_obs()] + [ObsTerm("foot_contact")]
+    """The policy's terms noise-free, plus privileged state the robot does not measure."""
+    return [ObsTerm(t.name, t.scale) for t in _policy_obs()] + [
+        ObsTerm("base_lin_vel", scale=2.0), ObsTerm("foot_contact"), ObsTerm("ground_friction"),
+        ObsTerm("height_scan", scale=5.0),
+    ]
 
 
 # legged_gym's flat-terrain weights (A1), multiplied by the control dt at run time
@@ -67,6 +81,7 @@ class LocomotionCfg(EnvCfg):
     episode_length_s: float = 20.0
     only_positive_rewards: bool = True
     observations: dict = field(default_factory=lambda: {"policy": _policy_obs(), "critic": _critic_obs()})
+    history: int = 1  # frames of each policy term but the command, stacked (deploy keeps them too)
     rewards: dict = field(default_factory=lambda: dict(FLAT_REWARDS))
     # commands
     lin_vel_x: tuple[float, float] = (-0.6, 1.2)
@@ -87,6 +102,23 @@ class LocomotionCfg(EnvCfg):
     joint_pos_scale: tuple[float, float] = (0.5, 1.5)
     push_interval_s: float = 8.0
     push_vel: float = 1.0
+    action_delay: tuple[int, int] = (0, 1)  # control steps from action to actuators, per episode
+    kp_scale: tuple[float, float] = (0.9, 1.1)  # per env and joint, at start-up
+    kd_scale: tuple[float, float] = (0.9, 1.1)
+    effort_scale: tuple[float, float] = (0.9, 1.1)  # motor strength: the effort limit's factor
+    joint_friction: tuple[float, float] = (0.0, 0.05)  # N m of dry friction added per joint
+    joint_damping: tuple[float, float] = (0.0, 0.05)  # N m s/rad added per joint
+    joint_armature: tuple[float, float] = (0.0, 0.005)  # kg m^2 of rotor inertia added per joint
+    com_offset: float = 0.02  # m, +- per axis of the base's centre of mass, at start-up
+    gyro_bias: float = 0.02  # rad/s, +- per axis, per episode (with obs_noise)
+    gravity_bias: float = 0.02  # +- per axis of the projected gravity, per episode (with obs_noise)
+    ground_dampratio: tuple[float, float] = (0.5, 1.0)  # ground contact damping ratio per episode:
+    # below 1 the ground gives back energy (MuJoCo's contacts have no restitution coefficient)
+    # terrain: a configs/terrain name (flat, rough, stairs) or simrl.terrain.TerrainCfg fields
+    terrain: Any = "flat"
+    spawn_xy: float = 0.5  # m: on a terrain grid, envs start within +- this of their tile's centre
+    height_scan_size: tuple[float, float] = (1.6, 1.0)  # m along x and y, in the base's yaw frame
+    height_scan_spacing: float = 0.1  # m
 
 
 @dataclass
@@ -127,10 +159,15 @@ class LocomotionEnv(EnvBatch):
 
     def __init__(self, cfg: LocomotionCfg, *args, **kwargs):
         self.task_name = cfg.task_name
+        cfg = _with_history(cfg)
+        lo, hi = cfg.action_delay
+        if not 0 <= lo <= hi:
+            raise ConfigError(f"action_delay must be (min, max) control steps with 0 <= min <= max, "
+                              f"got {tuple(cfg.action_delay)}")
         super().__init__(cfg, *args, **kwargs)
 
     def build_model(self) -> mujoco.MjModel:
-        self.scene = assemble(self.cfg.robot)
+        self.scene = assemble(self.cfg.robot, terrain=self.cfg.terrain)
         return self.scene.model
 
     def setup(self) -> None:
@@ -167,11 +204,62 @@ class LocomotionEnv(EnvBatch):
         self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
         self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))
         self.push_steps = max(1, round(self.cfg.push_interval_s / self.dt))
-        mass = self.sim.param("body_mass")
-        added = self.uniform((n,), *self.cfg.added_base_mass)
-        mass[:, sc.root_body] += added.to(mass.dtype)
-        self.sim.set_const()
+        # sensor biases and ground friction (per episode), delayed actions (a queue, newest first)
+        self.gyro_bias = torch.zeros(n, 3, **f32)
+        self.gravity_bias = torch.zeros(n, 3, **f32)
+        self.mu = torch.ones(n, 1, **f32)
+        self.delay = torch.zeros(n, 1, 1, device=dev, dtype=torch.long)
+        self.action_queue = torch.zeros(n, self.cfg.action_delay[1] + 1, m.nu, **f32)
+        self.ground = [i for i in range(m.ngeom) if m.geom_type[i] in GROUND and m.geom_bodyid[i] == 0]
+        self._randomize_model()
+        # the ground: a plane, or a terrain grid with a curriculum of levels
+        self.field = HeightField(sc.terrain, dev)
+        self.scan_points = scan_points(self.cfg.height_scan_size, self.cfg.height_scan_spacing, dev)
+        self.base_z0 = float(m.key_qpos[0, self.root_qpos + 2])  # the default pose's base height
+        self.grid = sc.terrain
+        if self.grid is not None:
+            tcfg = self.grid.cfg
+            self.origins = torch.as_tensor(self.grid.origins, **f32)  # (levels, types, 3)
+            top = min(tcfg.max_init_level, self.grid.num_levels - 1)
+            self.levels = torch.randint(0, top + 1, (n,), generator=self.gen, device=dev)
+            self.types = torch.arange(n, device=dev) % self.grid.num_types
+            self.curriculum = tcfg.curriculum
+            self.spawn = torch.zeros(n, 2, **f32)
+            self.walked = torch.zeros(n, **f32)
+            self.commanded = torch.zeros(n, **f32)
         self.refresh()
+
+    def _randomize_model(self) -> None:
+        """Per env, once at start-up (legged_gym's way: mass and centre-of-mass edits need
+        set_const, hundreds of launches over all worlds on mjwarp): PD gains, motor strength,
+        joint friction, damping and armature, base mass and centre of mass."""
+        cfg, sim, sc, n, nu = self.cfg, self.sim, self.scene, self.num_envs, self.model.nu
+
+        def draw(span, shape):
+            return self.uniform(shape, *span)
+
+        if tuple(cfg.kp_scale) != (1.0, 1.0) or tuple(cfg.kd_scale) != (1.0, 1.0):
+            gain, bias = sim.param("actuator_gainprm"), sim.param("actuator_biasprm")
+            kp = torch.as_tensor(sc.kp, device=self.device) * draw(cfg.kp_scale, (n, nu))
+            kd = torch.as_tensor(sc.kd, device=self.device) * draw(cfg.kd_scale, (n, nu))
+            gain[:, :, 0] = kp.to(gain.dtype)
+            bias[:, :, 1] = -kp.to(bias.dtype)
+            bias[:, :, 2] = -kd.to(bias.dtype)
+        if tuple(cfg.effort_scale) != (1.0, 1.0):
+            force = sim.param("actuator_forcerange")
+            force.mul_(draw(cfg.effort_scale, (n, nu, 1)).to(force.dtype))
+        for field_name, span in (("dof_frictionloss", cfg.joint_friction),
+                                 ("dof_damping", cfg.joint_damping),
+                                 ("dof_armature", cfg.joint_armature)):
+            if tuple(span) != (0.0, 0.0):
+                view = sim.param(field_name)
+                view[:, self.joint_dof] += draw(span, (n, nu)).to(view.dtype)
+        mass = sim.param("body_mass")
+        mass[:, sc.root_body] += draw(cfg.added_base_mass, (n,)).to(mass.dtype)
+        if cfg.com_offset:
+            ipos = sim.param("body_ipos")
+            ipos[:, sc.root_body] += draw((-cfg.com_offset, cfg.com_offset), (n, 3)).to(ipos.dtype)
+        sim.set_const()
 
     # --- state, read once per step from the sim views (float32) ------------------------------
     def refresh(self) -> None:
@@ -190,12 +278,17 @@ class LocomotionEnv(EnvBatch):
         self.base_lin_vel_b, self.base_ang_vel_b, self.gravity_b = lin, ang, gravity
         self.joint_pos = qpos[:, self.joint_qpos]
         self.joint_vel = qvel[:, self.joint_dof]
+        self.base_height = self.base_pos[:, 2] - self.field(self.base_pos[:, 0], self.base_pos[:, 1])
         self.foot_force = self.sim.contact_force(self.feet).float()
         # a reset env's contact forces are the last episode's until it steps: none yet
         self.contact = (self.foot_force.norm(dim=-1) > 1.0) & ~self.reset_buf[:, None]
 
     def apply_actions(self, actions: torch.Tensor) -> None:
         self.last_joint_vel.copy_(self.sim.qvel[:, self.joint_dof])
+        if self.action_queue.shape[1] > 1:  # the action `delay` control steps old reaches the motors
+            self.action_queue = torch.cat([actions[:, None], self.action_queue[:, :-1]], dim=1)
+            idx = self.delay.expand(-1, 1, actions.shape[1])
+            actions = self.action_queue.gather(1, idx).squeeze(1)
         super().apply_actions(actions)  # ctrl = default pose + action_scale * actions
         # pushes go into the state the physics starts from, so this step's observation shows them
         if self.cfg.push_vel > 0:  # by mask: no host sync to find who is pushed
@@ -210,14 +303,17 @@ class LocomotionEnv(EnvBatch):
         self.first_contact = first_contact
         self.air_time_on_landing = self.air_time * first_contact
         self.air_time.add_(self.dt).mul_(~self.contact)  # in place: stays a normal tensor
+        if self.grid is not None:  # for the curriculum: how far it went, how far it was asked to
+            self.walked = (self.base_pos[:, :2] - self.spawn).norm(dim=1)
+            self.commanded = self.commanded + self.commands[:, :2].norm(dim=1) * self.dt
         self._sample_commands(self.episode_length_buf % self.resample_steps == 0)
 
     def terminated(self) -> torch.Tensor:
         done = self.gravity_b[:, 2] > -self.cfg.max_tilt_cos
         if self.terminators.numel():
             done |= (self.sim.contact_force(self.terminators).norm(dim=-1) > 1.0).any(dim=1)
-        if self.cfg.min_base_height is not None:
-            done |= self.base_pos[:, 2] < self.cfg.min_base_height
+        if self.cfg.min_base_height is not None:  # above the ground under it
+            done |= self.base_height < self.cfg.min_base_height
         return done
 
     def reset_envs(self, mask: torch.Tensor) -> None:
@@ -233,13 +329,69 @@ class LocomotionEnv(EnvBatch):
         sim.qvel[:, rd : rd + 6] = torch.where(rows, root_vel, sim.qvel[:, rd : rd + 6])
         sim.qvel[:, self.joint_dof] = sim.qvel[:, self.joint_dof].masked_fill(rows, 0.0)
         sim.ctrl[:] = torch.where(rows, self.default_joint_pos.to(dt), sim.ctrl)
+        if self.grid is not None:
+            self._place_on_terrain(mask)
         # ground contact friction per episode (contacts take the larger of the two geoms')
         friction = sim.param("geom_friction")
-        mu = self.uniform((n, 1), *cfg.friction).to(friction.dtype)
-        friction[:, :, 0] = torch.where(rows, mu, friction[:, :, 0])
+        mu = self.uniform((n, 1), *cfg.friction)
+        friction[:, :, 0] = torch.where(rows, mu.to(friction.dtype), friction[:, :, 0])
+        self.mu = torch.where(rows, mu, self.mu)
+        if tuple(cfg.ground_dampratio) != (1.0, 1.0):
+            solref = sim.param("geom_solref")
+            ratio = self.uniform((n, 1), *cfg.ground_dampratio).to(solref.dtype)
+            solref[:, self.ground, 1] = torch.where(rows, ratio, solref[:, self.ground, 1])
+        if cfg.obs_noise:  # sensor biases, constant over an episode
+            g, b = cfg.gyro_bias, cfg.gravity_bias
+            self.gyro_bias = torch.where(rows, self.uniform((n, 3), -g, g), self.gyro_bias)
+            self.gravity_bias = torch.where(rows, self.uniform((n, 3), -b, b), self.gravity_bias)
+        lo, hi = cfg.action_delay
+        delay = torch.randint(lo, hi + 1, (n, 1, 1), generator=self.gen, device=self.device)
+        self.delay = torch.where(mask[:, None, None], delay, self.delay)
+        self.action_queue = self.action_queue.masked_fill(mask[:, None, None], 0.0)
         self.air_time.masked_fill_(rows, 0.0)
         self.last_joint_vel.masked_fill_(rows, 0.0)
         self._sample_commands(mask)
+
+    def _place_on_terrain(self, mask: torch.Tensor) -> None:
+        """Curriculum step for the envs that ended, then a start on their tile's platform."""
+        n, rows, rq, sim = self.num_envs, mask[:, None], self.root_qpos, self.sim
+        if self.curriculum:
+            top = self.grid.num_levels
+            self.levels = next_levels(
+                self.levels, self.walked, self.commanded, self.terminated_buf, mask,
+                self.grid.cfg.tile_size, top,
+                torch.randint(0, top, (n,), generator=self.gen, device=self.device),
+            )
+        origin = self.origins[self.levels, self.types]
+        s = self.cfg.spawn_xy
+        xy = origin[:, :2] + self.uniform((n, 2), -s, s)
+        z = self.field(xy[:, 0], xy[:, 1]) + self.base_z0
+        pos = torch.cat([xy, z[:, None]], dim=1).to(sim.dtype)
+        sim.qpos[:, rq : rq + 3] = torch.where(rows, pos, sim.qpos[:, rq : rq + 3])
+        self.spawn = torch.where(rows, xy, self.spawn)
+        self.walked = self.walked.masked_fill(mask, 0.0)
+        self.commanded = self.commanded.masked_fill(mask, 0.0)
+
+    def set_tiles(self, level: int | None = None, kind: str | None = None) -> None:
+        """Pin every env to one level and/or terrain type (evaluation); stops the curriculum."""
+        if self.grid is None:
+            raise ConfigError("set_tiles needs a terrain grid (terrain=rough or stairs), not a plane")
+        types = self.grid.cfg.types
+        if level is not None:
+            if not 0 <= level < self.grid.num_levels:
+                raise ConfigError(f"terrain level {level} out of range 0..{self.grid.num_levels - 1}")
+            self.levels.fill_(level)
+        if kind is not None:
+            if kind not in types:
+                raise ConfigError(f"terrain type '{kind}' not in this grid's types {types}")
+            self.types.fill_(types.index(kind))
+        self.curriculum = False
+
+    def episode_log(self) -> dict[str, float]:
+        log = super().episode_log()
+        if self.grid is not None:  # one more read per iteration, not per step
+            log["Curriculum/terrain_level"] = float(self.levels.float().mean())
+        return log
 
     def deploy_spec(self) -> dict:
         spec = super().deploy_spec()
@@ -251,6 +403,8 @@ class LocomotionEnv(EnvBatch):
             "contact_bodies": list(robot.terminate_contacts or [robot.root_body]),
         }
         spec["reset"] = {"joint_scale": [0.9, 1.1]}
+        spec["action_delay"] = list(cfg.action_delay)  # documented: on the robot it is its own
+        spec["terrain"] = self.grid.cfg.to_dict() if self.grid is not None else None
         return spec
 
     def _sample_commands(self, mask: torch.Tensor) -> None:
@@ -269,6 +423,20 @@ class LocomotionEnv(EnvBatch):
         self.resample_steps = 10**9
 
 
+def _with_history(cfg: LocomotionCfg) -> LocomotionCfg:
+    """`history` H > 1: every policy term but the command stacks its last H frames."""
+    import dataclasses
+
+    if isinstance(cfg.history, bool) or not isinstance(cfg.history, int) or cfg.history < 1:
+        raise ConfigError(f"history must be an int >= 1 (frames stacked per policy term), got "
+                          f"{cfg.history!r}")
+    if cfg.history == 1 or "policy" not in cfg.observations:
+        return cfg
+    terms = [t if t.name == "command" else dataclasses.replace(t, history=cfg.history)
+             for t in cfg.observations["policy"]]
+    return dataclasses.replace(cfg, observations={**cfg.observations, "policy": terms})
+
+
 def _index(ids, device) -> slice | torch.Tensor:
     """A slice for contiguous ascending ids (indexing makes a view), else a device tensor."""
     ids = [int(i) for i in ids]
@@ -278,15 +446,30 @@ def _index(ids, device) -> slice | torch.Tensor:
 
 
 # --- observation terms: f(env) -> (N, d) -------------------------------------------------------
+def height_scan(env: LocomotionEnv) -> torch.Tensor:
+    """Base height over the ground at the scan points, minus the default pose's: 0 standing on
+    flat ground, clipped to +-1 m."""
+    yaw = _yaw(env.base_quat)
+    heights = scan(env.field, env.base_pos, yaw, env.scan_points)
+    return (env.base_pos[:, 2:3] - heights - env.base_z0).clamp(-1.0, 1.0)
+
+
+def _yaw(quat: torch.Tensor) -> torch.Tensor:
+    w, x, y, z = quat.unbind(-1)
+    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
 OBS = {
     "base_lin_vel": lambda env: env.base_lin_vel_b,
-    "base_ang_vel": lambda env: env.base_ang_vel_b,
-    "projected_gravity": lambda env: env.gravity_b,
+    "base_ang_vel": lambda env: env.base_ang_vel_b + env.gyro_bias,
+    "projected_gravity": lambda env: env.gravity_b + env.gravity_bias,
     "command": lambda env: env.commands,
     "joint_pos": lambda env: env.joint_pos - env.default_joint_pos,
     "joint_vel": lambda env: env.joint_vel,
     "last_action": lambda env: env.actions,
     "foot_contact": lambda env: env.contact.float(),
+    "ground_friction": lambda env: env.mu,
+    "height_scan": height_scan,
 }
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import platform
 import statistics
 import sys
@@ -133,7 +134,7 @@ def bench_sim(n: int, steps: int, repeats: int, nthread: int) -> dict:
 
 def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
               sim_kwargs: dict | None = None, shares: list[float] | None = None,
-              robot: str | None = None) -> float:
+              robot: str | None = None, cfg: dict | None = None) -> float:
     """Env-steps/s of the quadruped task under random actions (obs, rewards, resets included),
     stepped through rsl-rl's view as training does.
 
@@ -143,7 +144,7 @@ def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
     from simrl.registry import make
 
     env = make(_task(robot), num_envs=n, device=device, backend=backend, sim=sim_kwargs or {},
-               robot=robot)
+               robot=robot, cfg=cfg)
     venv = env.rsl_rl(log_every=0)  # as training steps it (no final_obs, log read per iteration)
     actions = torch.zeros(n, env.num_actions, device=env.device)
     gen = torch.Generator(device=env.device).manual_seed(0)
@@ -189,6 +190,27 @@ def bench_env(n: int, steps: int, repeats: int, nthread: int, robot: str | None 
     )
     return {"num_worlds": n, "bare": bare, "simrl": ours, "ratio": ours / bare,
             "physics_share": statistics.median(shares)}
+
+
+def bench_terrain(n: int, steps: int, repeats: int, nthread: int, terrain: str,
+                  robot: str | None = None) -> dict[str, float]:
+    """The task on `terrain` next to the flat task, alternated in one run, and what the height
+    scan and a 3-frame history cost: each variant's env-steps/s (median of `repeats`)."""
+    from simrl.registry import task_cfg
+
+    critic = task_cfg(_task(robot), {"robot": robot} if robot else None).observations["critic"]
+    no_scan = [dataclasses.asdict(t) for t in critic if t.name != "height_scan"]
+    variants = {
+        "flat": {},
+        terrain: {"terrain": terrain},
+        f"{terrain}, no height scan": {"terrain": terrain, "observations": {"critic": no_scan}},
+        f"{terrain}, history 3": {"terrain": terrain, "history": 3},
+    }
+    runs: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(repeats):
+        for name, cfg in variants.items():
+            runs[name].append(task_loop(n, steps, sim_kwargs={"nthread": nthread}, robot=robot, cfg=cfg))
+    return {k: statistics.median(v) for k, v in runs.items()}
 
 
 def bench_graphs(what: str, sizes: list[int], steps: int, repeats: int, device: str) -> list[dict]:
@@ -406,6 +428,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--task", default="quadruped", help="ranks mode: the task trained")
     p.add_argument("--robot", default=None,
                    help="env mode: a robot config (configs/robot) instead of the primitive quadruped")
+    p.add_argument("--terrain", default=None,
+                   help="env mode: also the task on this terrain (configs/terrain, e.g. rough) next to flat")
     p.add_argument("--onnx", default=None, help="export mode: a policy.onnx to time")
     p.add_argument("--num-worlds", type=int, nargs="+", default=None)
     p.add_argument("--steps", type=int, default=None, help="control steps per timing")
@@ -480,6 +504,22 @@ def main(argv: list[str] | None = None) -> None:
             r = bench_iteration(n, 2 if args.quick else 5, str(dev), backend, nthread)
             print(f"{n:>7} {r['iteration_s']:>8.2f} {r['steps_per_s']:>10,.0f} {r['physics']:>8.0%} "
                   f"{r['task']:>6.0%} {r['policy_storage']:>15.0%} {r['ppo_update']:>11.0%}")
+        _rerun(argv)
+        return
+
+    if args.mode == "env" and args.terrain:
+        print(f"simrl.bench env --terrain {args.terrain}: {_task(args.robot)} task "
+              f"({args.robot or 'primitive quadruped'}), random actions, mujoco, {nthread} threads, "
+              f"torch {torch.__version__}, mujoco {mujoco.__version__}")
+        print(f"{'worlds':>8} {'variant':>32} {'env-steps/s':>12} {'vs flat':>8}")
+        for n in sizes:
+            r = bench_terrain(n, steps, repeats, nthread, args.terrain, args.robot)
+            for name, rate in r.items():
+                print(f"{n:>8} {name:>32} {rate:>12,.0f} {rate / r['flat']:>8.3f}")
+            t = args.terrain
+            print(f"         terrain costs {1 - r[t] / r['flat']:.1%} of the flat task's throughput; "
+                  f"height scan {1 - r[t] / r[t + ', no height scan']:.1%} of the {t} step, "
+                  f"history 3 {1 - r[t + ', history 3'] / r[t]:.1%}")
         _rerun(argv)
         return
 

@@ -26,7 +26,7 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import gymnasium as gym
 import mujoco
@@ -42,11 +42,25 @@ from simrl.sim import Sim, SimError, make_sim, resolve_device
 
 @dataclass
 class ObsTerm:
-    """One observation term: `fn(env)` scaled, noised (uniform ±noise, after scaling), clipped."""
+    """One observation term: `fn(env)` scaled, noised (uniform ±noise, after scaling), clipped;
+    with `history` H > 1 the last H frames are stacked, oldest first (refilled with the first
+    frame of each episode)."""
 
     name: str
     scale: float | list[float] = 1.0  # one factor, or one per column of the term
     noise: float = 0.0
+    history: int = 1
+
+
+class ObsSlot(NamedTuple):
+    """Where a term sits in its group's vector: `width` values per frame, `history` frames."""
+
+    name: str
+    slice: slice
+    scale: float | list[float]
+    noise: float
+    history: int
+    width: int
 
 
 @dataclass
@@ -160,8 +174,9 @@ class EnvBatch(gym.vector.VectorEnv):
         self.setup()
 
         # observation layout: computed once from the terms; export/deploy read the same data
-        self.obs_layout: dict[str, list[tuple[str, slice, float, float]]] = {}
+        self.obs_layout: dict[str, list[ObsSlot]] = {}
         self._obs_buf: dict[str, torch.Tensor] = {}
+        self._history: dict[tuple[str, str], torch.Tensor] = {}  # (N, H, width), oldest first
         self.reset_all()
         spaces = {}
         for group, terms in cfg.observations.items():
@@ -172,8 +187,11 @@ class EnvBatch(gym.vector.VectorEnv):
                 scale = t.scale if isinstance(t.scale, (int, float)) else list(t.scale)
                 if isinstance(scale, list) and len(scale) != d:
                     raise ValueError(f"obs term '{t.name}' has {d} columns but {len(scale)} scales")
-                layout.append((t.name, slice(start, start + d), scale, t.noise))
-                start += d
+                h = int(t.history)
+                layout.append(ObsSlot(t.name, slice(start, start + d * h), scale, t.noise, h, d))
+                if h > 1:
+                    self._history[(group, t.name)] = torch.zeros(n, h, d, **f32)
+                start += d * h
             self.obs_layout[group] = layout
             self._obs_buf[group] = torch.zeros(n, start, **f32)
             spaces[group] = gym.spaces.Box(-cfg.obs_clip, cfg.obs_clip, (start,), np.float32)
@@ -281,8 +299,8 @@ class EnvBatch(gym.vector.VectorEnv):
         # asking would be a host sync. In host memory (MuJoCo C) asking is free, so idle
         # steps skip the reset work.
         if self.masked_resets or bool(done.any()):
-            if final_obs:
-                self.compute_observations()
+            if final_obs:  # the last frame of the ended episodes: not pushed into histories
+                self.compute_observations(commit=False)
                 infos["final_obs"] = {g: v.clone() for g, v in self._obs_buf.items()}
                 infos["_final_obs"] = done.clone()
             self._reset(done)
@@ -354,7 +372,9 @@ class EnvBatch(gym.vector.VectorEnv):
         if self.cfg.only_positive_rewards:
             self.reward_buf.clamp_(min=0.0)
 
-    def compute_observations(self) -> dict[str, torch.Tensor]:
+    def compute_observations(self, commit: bool = True) -> dict[str, torch.Tensor]:
+        """Every observation group from the current state. `commit`: push this frame into the
+        histories (False for a look at the state that does not advance time)."""
         clip = self.cfg.obs_clip
         fresh: dict[str, torch.Tensor] = {}  # a new dict too: callers may keep the last one
         for group, layout in self.obs_layout.items():
@@ -363,7 +383,7 @@ class EnvBatch(gym.vector.VectorEnv):
             # silently record o_{t+1} as o_t
             buf = torch.empty_like(self._obs_buf[group])
             fresh[group] = buf
-            for name, sl, scale, noise in layout:
+            for name, sl, scale, noise, history, _ in layout:
                 value = self.OBS_TERMS[name](self)
                 if isinstance(scale, list):
                     value = value * self._scale_tensor(scale)
@@ -372,6 +392,14 @@ class EnvBatch(gym.vector.VectorEnv):
                 if noise and self.cfg.obs_noise:
                     u = torch.rand(value.shape, generator=self.gen, device=self.device)
                     value = value + (2 * u - 1) * noise
+                if history > 1:  # a fresh episode starts with its first frame H times
+                    past = self._history[(group, name)]
+                    frames = torch.cat([past[:, 1:], value[:, None]], dim=1)
+                    first = value[:, None].expand_as(frames)
+                    frames = torch.where(self.reset_buf[:, None, None], first, frames)
+                    if commit:
+                        self._history[(group, name)] = frames
+                    value = frames.reshape(self.num_envs, -1)
                 buf[:, sl] = value
             torch.nan_to_num_(buf, nan=0.0, posinf=clip, neginf=-clip).clamp_(-clip, clip)
         self._obs_buf = fresh
@@ -436,7 +464,7 @@ class EnvBatch(gym.vector.VectorEnv):
     @classmethod
     def check_terms(cls, cfg: EnvCfg) -> None:
         """Every reward and observation term `cfg` names exists (UnknownNameError otherwise)."""
-        from simrl.errors import UnknownNameError
+        from simrl.errors import ConfigError, UnknownNameError
 
         task = getattr(cfg, "task_name", cls.task_name)
 
@@ -448,6 +476,9 @@ class EnvBatch(gym.vector.VectorEnv):
                 )
         for group, terms in cfg.observations.items():
             for t in terms:
+                if isinstance(t.history, bool) or not isinstance(t.history, int) or t.history < 1:
+                    raise ConfigError(f"observation term '{t.name}' in group '{group}': history "
+                                      f"must be an int >= 1 (frames stacked), got {t.history!r}")
                 if t.name not in cls.OBS_TERMS:
                     raise UnknownNameError(
                         f"unknown observation term '{t.name}' in group '{group}' for task "

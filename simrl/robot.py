@@ -30,6 +30,7 @@ import numpy as np
 
 from simrl import ASSETS, CONFIGS
 from simrl.errors import ConfigError, MissingFileError, UnknownNameError
+from simrl.terrain import Terrain, add_to_spec, generate, terrain_from
 
 ROBOT_CONFIGS = CONFIGS / "robot"
 IMU_SENSORS = {  # sensor name -> type, all at the robot's IMU site
@@ -40,6 +41,7 @@ IMU_SENSORS = {  # sensor name -> type, all at the robot's IMU site
 }
 PerJoint = float | list[float] | dict[str, float] | None
 COLLISIONS = ("all", "feet_only", "mjcf")
+GROUND = (mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_HFIELD)
 
 
 @dataclass
@@ -209,6 +211,7 @@ class Scene:
     kp: np.ndarray
     kd: np.ndarray
     effort_limit: np.ndarray
+    terrain: Terrain | None = None  # the generated grid, where the ground is not a plane
 
     def facts(self) -> dict[str, Any]:
         """What a robot-side program needs, as plain data (export writes it to policy.json)."""
@@ -275,9 +278,11 @@ def _mjcf_position_gains(model: mujoco.MjModel, joints: list[str]) -> dict[str, 
             "ctrlrange": ctrlrange}
 
 
-def assemble(robot: RobotCfg | str | Path | dict) -> Scene:
-    """Build the scene model for `robot` (see the module docstring)."""
+def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
+    """Build the scene model for `robot` (see the module docstring) on `terrain` (a
+    simrl.terrain config, name or dict; None or "flat": a plane)."""
     robot = load_robot(robot)
+    terrain_cfg = terrain_from(terrain)
     spec, origin = _load_spec(robot.source)
     _check_names(spec, robot)
     try:
@@ -323,9 +328,17 @@ def assemble(robot: RobotCfg | str | Path | dict) -> Scene:
         if robot.timestep <= 0:
             raise ConfigError(f"robot '{robot.name}': timestep must be > 0, got {robot.timestep}")
         spec.option.timestep = robot.timestep
-    # floor, where the model has none
+    # the ground: a generated height-field grid (replacing the model's planes), or a floor
+    # plane where the model has none
     world = spec.worldbody
-    if not any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in world.geoms):
+    grid = None
+    if terrain_cfg.name != "flat":
+        for g in list(world.geoms):
+            if g.type == mujoco.mjtGeom.mjGEOM_PLANE:
+                spec.delete(g)
+        grid = generate(terrain_cfg)
+        add_to_spec(spec, grid)
+    if not any(g.type in GROUND for g in world.geoms):
         world.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
                        rgba=[0.5, 0.55, 0.6, 1], contype=1, conaffinity=1)
         world.add_light(name="sun", pos=[0, 0, 4], dir=[0, 0, -1],
@@ -333,7 +346,7 @@ def assemble(robot: RobotCfg | str | Path | dict) -> Scene:
     if robot.collision != "mjcf":  # robot geoms: contype 0, conaffinity 1; floor: contype 1
         feet = set(robot.foot_geoms)
         for g in spec.geoms:
-            if g.type == mujoco.mjtGeom.mjGEOM_PLANE:
+            if g.type in GROUND:
                 g.contype = 1
             elif robot.collision == "feet_only":
                 g.contype, g.conaffinity = 0, int(g.name in feet)
@@ -389,5 +402,5 @@ def assemble(robot: RobotCfg | str | Path | dict) -> Scene:
         terminate_contacts=body(robot.terminate_contacts or [robot.root_body]),
         penalize_contacts=body(robot.penalize_contacts), default_joint_pos=default,
         imu_pos=site.pos.copy(), imu_quat=site.quat.copy(),
-        kp=values["kp"], kd=values["kd"], effort_limit=values["effort_limit"],
+        kp=values["kp"], kd=values["kd"], effort_limit=values["effort_limit"], terrain=grid,
     )

@@ -144,10 +144,10 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
 
 
 def obs_layout(env) -> dict[str, list[dict[str, Any]]]:
-    """The observation layout as plain data (term, start, stop, scale, noise) per group."""
+    """The observation layout as plain data (term, start, stop, scale, noise, history) per group."""
     return {
-        g: [{"name": n, "start": s.start, "stop": s.stop, "scale": sc, "noise": no}
-            for n, s, sc, no in layout]
+        g: [{"name": t.name, "start": t.slice.start, "stop": t.slice.stop, "scale": t.scale,
+             "noise": t.noise, "history": t.history} for t in layout]
         for g, layout in env.obs_layout.items()
     }
 
@@ -201,6 +201,12 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
         task_cfg["push_vel"] = 0.0
     run_cfg.task.cfg = task_cfg
     env, _ = build_env(run_cfg)
+    level, kind = cfg.get("terrain_level"), cfg.get("terrain_type")
+    if level is not None or kind is not None:
+        if not hasattr(env, "set_tiles"):
+            raise ConfigError(f"terrain_level/terrain_type need a task on terrain; "
+                              f"{run_cfg.task.name} has none")
+        env.set_tiles(level, kind)
     policy, ckpt = policy_from_checkpoint(env, cfg.checkpoint, OmegaConf.to_container(run_cfg.agent))
     print(f"simrl play: {ckpt['path']} (iteration {ckpt.get('iter')}) on {run_cfg.task.name}, "
           f"{env.num_envs} episodes per command, backend {env.sim.backend}")
@@ -208,6 +214,8 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
     if cfg.get("video"):
         path = record_video(env, policy, commands[0], cfg, video_path(cfg))
         print(f"simrl play: wrote {path}")
+    if cfg.get("terrain_tiles"):
+        return evaluate_tiles(env, policy, commands[0], cfg.progress)
     results = []
     for command in commands:
         r = evaluate(env, policy, command=command, progress=cfg.progress)
@@ -219,8 +227,57 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
         else:
             print(f"  cmd {list(command)}: return {r['mean_return']:.2f} | lin-vel error "
                   f"{r['lin_vel_error']:.3f} m/s | yaw-rate error {r['yaw_rate_error']:.3f} "
-                  f"rad/s | falls {100 * r['fall_share']:.1f}%")
+                  f"rad/s | falls {100 * r['fall_share']:.1f}%{_crossed(r)}")
     return results
+
+
+def evaluate_tiles(env, policy, command, progress: bool = False) -> list[dict[str, Any]]:
+    """play.py terrain_tiles=true: every terrain type at a medium and the hardest level, under
+    the first command: share of episodes that crossed the tile without a fall, tracking error."""
+    from simrl.rl.evaluate import evaluate
+
+    if getattr(env, "grid", None) is None:
+        raise ConfigError("terrain_tiles=true needs a run on a terrain grid (terrain=rough)")
+    top = env.grid.num_levels - 1
+    results = []
+    print(f"  {'type':<12} {'level':>5} {'crossed':>8} {'falls':>6} {'lin-vel error':>14}  "
+          f"cmd {list(command)}")
+    for kind in env.grid.cfg.types:
+        for level in sorted({top // 2, top}):
+            env.set_tiles(level, kind)
+            r = evaluate(env, policy, command=command, progress=progress)
+            r.update(terrain_type=kind, terrain_level=level, command=list(command))
+            results.append(r)
+            print(f"  {kind:<12} {level:>5} {100 * r['crossed_share']:>7.1f}% {100 * r['fall_share']:>5.1f}% "
+                  f"{r['lin_vel_error']:>10.3f} m/s")
+    return results
+
+
+def _crossed(r: dict) -> str:
+    c = r.get("crossed_share")
+    return "" if c is None or c != c else f" | crossed {100 * c:.1f}%"
+
+
+def sim2sim_conditions(cfg: DictConfig) -> dict[str, Any]:
+    """play.py's test conditions for sim-to-sim: pushes=true with task.cfg.push_vel /
+    push_interval_s, task.cfg.friction=[mu,mu], terrain=<name>, terrain_level/terrain_type."""
+    over = OmegaConf.to_container(cfg.task.cfg, resolve=True) if cfg.get("task") else {}
+    out: dict[str, Any] = {}
+    if cfg.get("pushes"):
+        out["push_vel"] = float(over.get("push_vel", 1.0))
+        out["push_interval_s"] = float(over.get("push_interval_s", 4.0))
+    if "friction" in over:
+        lo, hi = over["friction"]
+        if lo != hi:
+            raise ConfigError("sim-to-sim takes one ground friction: task.cfg.friction=[mu,mu], "
+                              f"got {[lo, hi]}")
+        out["friction"] = float(lo)
+    if over.get("terrain") is not None:
+        out["terrain"] = over["terrain"]
+    level, kind = cfg.get("terrain_level"), cfg.get("terrain_type")
+    if level is not None or kind is not None:
+        out["tile"] = (level if level is not None else 0, kind if kind is not None else 0)
+    return out
 
 
 def _env_for_checkpoint(checkpoint, device="cpu", num_envs=64, seed=0, sim=None, task_cfg=None):
@@ -278,13 +335,16 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
     print(f"simrl play (sim-to-sim, MuJoCo C + onnxruntime): {cfg.policy} on {meta['task']}, "
           f"{cfg.episodes} episodes per command")
     results = []
+    conditions = sim2sim_conditions(cfg)
+    if conditions:
+        print(f"  conditions: {conditions}")
     for command in commands:
-        r = run_sim2sim(cfg.policy, command=command, episodes=cfg.episodes, seed=cfg.seed)
+        r = run_sim2sim(cfg.policy, command=command, episodes=cfg.episodes, seed=cfg.seed, **conditions)
         r["command"] = list(command)
         results.append(r)
         if tracks:
             print(f"  cmd {list(command)}: lin-vel error {r['lin_vel_error']:.3f} m/s | yaw-rate "
-                  f"error {r['yaw_rate_error']:.3f} rad/s | falls {100 * r['fall_share']:.1f}%")
+                  f"error {r['yaw_rate_error']:.3f} rad/s | falls {100 * r['fall_share']:.1f}%{_crossed(r)}")
         else:
             print(f"  mean steps {r['mean_steps']:.1f} | episodes ended early "
                   f"{100 * r['fall_share']:.1f}%")

@@ -22,7 +22,8 @@ def evaluate(
 
     Tracking errors are |v_xy - cmd_xy| (m/s) and |w_z - cmd_yaw| (rad/s) in the base frame,
     averaged over each episode's steps after the first `settle_s` seconds. A fall is an episode
-    that ended by termination before its time limit.
+    that ended by termination before its time limit. On a terrain grid, `crossed_share` is the
+    share of episodes that got past half a tile from their start without a fall.
     """
     env.reset()
     if command is not None:
@@ -34,6 +35,8 @@ def evaluate(
     lin_err = torch.zeros(n, device=dev)
     yaw_err = torch.zeros(n, device=dev)
     counted = torch.zeros(n, device=dev)
+    grid = getattr(env, "grid", None)  # on a terrain grid: who got past half a tile
+    crossed = torch.zeros(n, device=dev, dtype=torch.bool)
     settle = int(settle_s / env.dt)
     obs = env.compute_observations()
     tracks = env.deploy_spec()["tracks_commands"]  # the task tracks velocity commands
@@ -48,6 +51,8 @@ def evaluate(
             lin_err += torch.where(live, lin, 0.0)
             yaw_err += torch.where(live, yaw, 0.0)
             counted += live.float()
+        if grid is not None:  # `walked` of an env reset this step is already 0: no false crossing
+            crossed |= first & ~(term | trunc) & (env.walked > grid.cfg.tile_size / 2)
         ret += torch.where(first, rew, 0.0)
         ended = first & (term | trunc)
         fell |= ended & term
@@ -63,4 +68,5 @@ def evaluate(
         "lin_vel_error": float((lin_err / c).mean()),
         "yaw_rate_error": float((yaw_err / c).mean()),
         "fall_share": float(fell.float().mean()),
+        "crossed_share": float((crossed & ~fell).float().mean()) if grid is not None else float("nan"),
     }

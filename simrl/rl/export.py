@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from simrl.deploy.runtime import required_readings
 from simrl.env import EnvBatch
 from simrl.errors import UserError
 
@@ -82,16 +83,19 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
         if group not in env.obs_layout:
             raise ExportError(f"the policy reads observation group '{group}' but task "
                               f"'{env.task_name}' has groups {sorted(env.obs_layout)}")
-        for n, s, sc, _ in env.obs_layout[group]:
-            layout.append({"name": n, "start": offset + s.start, "stop": offset + s.stop, "scale": sc})
+        for slot in env.obs_layout[group]:
+            s = slot.slice
+            layout.append({"name": slot.name, "start": offset + s.start, "stop": offset + s.stop,
+                           "scale": slot.scale, "history": slot.history, "width": slot.width})
         offset = layout[-1]["stop"]
     return {
-        "format_version": 2,
+        "format_version": 3,
         "task": env.task_name,
         "obs_groups": list(groups),
         "obs_dim": offset,
         "obs_terms": layout,
         "obs_clip": float(env.cfg.obs_clip),
+        "readings": required_readings({"obs_terms": layout}),
         "num_actions": env.num_actions,
         "action": env.action_spec(),
         "default_joint_pos": env.action_offset.tolist(),

@@ -22,15 +22,18 @@ from simrl.deploy.runtime import projected_gravity
 IMU_READINGS = {"gyro": "imu_gyro", "quat": "imu_quat", "base_lin_vel": "imu_vel"}
 
 
-def scene_model(meta: dict[str, Any]) -> mujoco.MjModel:
-    """The model the policy was trained on, rebuilt from its export metadata."""
+def scene_model(meta: dict[str, Any], terrain: Any = None):
+    """The model the policy was trained on, rebuilt from its export metadata, and its terrain
+    grid (None on a plane). `terrain` (a configs/terrain name or fields) replaces the trained
+    ground, e.g. "stairs" to test on steps."""
     scene = meta["deploy"]["scene"]
     if "robot" in scene:
         from simrl.robot import assemble
 
-        return assemble(scene["robot"]).model
+        built = assemble(scene["robot"], terrain=terrain or meta["deploy"].get("terrain"))
+        return built.model, built.terrain
     path = Path(scene["mjcf"])
-    return mujoco.MjModel.from_xml_path(str(path if path.is_absolute() else ASSETS / path))
+    return mujoco.MjModel.from_xml_path(str(path if path.is_absolute() else ASSETS / path)), None
 
 
 class Readings:
@@ -72,7 +75,7 @@ def control_step(m: mujoco.MjModel, d: mujoco.MjData, targets: np.ndarray, decim
 
 
 def fell(m: mujoco.MjModel, d: mujoco.MjData, r: dict, termination: dict, root_qpos: int | None,
-         bodies: list[int]) -> bool:
+         bodies: list[int], ground: float = 0.0) -> bool:
     """Whether the export's termination rule ends the episode in this state."""
     if not np.isfinite(d.qpos).all():
         return True
@@ -83,7 +86,7 @@ def fell(m: mujoco.MjModel, d: mujoco.MjData, r: dict, termination: dict, root_q
         if projected_gravity(r["quat"])[2] > -termination["max_tilt_cos"]:
             return True
     height = termination.get("min_base_height")
-    if height is not None and root_qpos is not None and d.qpos[root_qpos + 2] < height:
+    if height is not None and root_qpos is not None and d.qpos[root_qpos + 2] - ground < height:
         return True
     return any(np.linalg.norm(d.cfrc_ext[b, 3:]) > 1.0 for b in bodies)
 
@@ -94,15 +97,31 @@ def run_sim2sim(
     episodes: int = 10,
     seed: int = 0,
     settle_s: float = 1.0,
+    push_vel: float = 0.0,
+    push_interval_s: float = 4.0,
+    friction: float | None = None,
+    terrain: Any = None,
+    tile: tuple[int, int | str] | None = None,
 ) -> dict[str, float]:
-    """Episodes of the exported policy in MuJoCo C; the same figures as simrl.rl.evaluate."""
+    """Episodes of the exported policy in MuJoCo C; the same figures as simrl.rl.evaluate.
+
+    Test conditions, none of them the policy's business: `push_vel` kicks the base by a random
+    horizontal velocity of up to that (m/s per axis) every `push_interval_s`; `friction` sets
+    every geom's sliding friction (contacts take the larger of two geoms'); `terrain` replaces
+    the ground (a configs/terrain name or fields, e.g. "stairs"), episodes starting on `tile`
+    (level, type index or name; default: the hardest level, types in turn). On a terrain grid
+    `crossed_share` is the share of episodes that got past half a tile from the start without
+    a fall.
+    """
     policy = DeployPolicy(onnx_path)
     meta = policy.meta
     if "deploy" not in meta:
         raise ValueError(f"'{onnx_path}' was exported before policy.json carried a 'deploy' "
                          "section: export the checkpoint again with export.py")
     spec = meta["deploy"]
-    m = scene_model(meta)
+    m, grid = scene_model(meta, terrain)
+    if friction is not None:
+        m.geom_friction[:, 0] = friction
     d = mujoco.MjData(m)
     read = Readings(m, meta)
     rng = np.random.default_rng(seed)
@@ -119,8 +138,14 @@ def run_sim2sim(
     bodies = [m.body(b).id for b in term.get("contact_bodies", [])]
     tracks = spec["tracks_commands"]
     reset = spec.get("reset", {})
-    steps_run, lin_errs, yaw_errs, falls = [], [], [], []
-    for _ in range(episodes):
+    push_every = max(1, round(push_interval_s / meta["control_dt"]))
+    root_dof = None
+    if root_qpos is not None:
+        root_dof = int(m.jnt_dofadr[m.body(robot["config"]["root_body"]).jntadr[0]])
+    if push_vel and root_dof is None:
+        raise ValueError("pushes need a floating base (a policy exported with a robot config)")
+    steps_run, lin_errs, yaw_errs, falls, crossed = [], [], [], [], []
+    for episode in range(episodes):
         if key >= 0:
             mujoco.mj_resetDataKeyframe(m, d, key)
         else:
@@ -130,20 +155,34 @@ def run_sim2sim(
         if "qpos_noise" in reset:
             s = reset["qpos_noise"]
             d.qpos[:] += rng.uniform(-s, s, m.nq)
+        if grid is not None:  # start on the tile's platform
+            level, kind = tile if tile is not None else (grid.num_levels - 1, episode % grid.num_types)
+            if isinstance(kind, str):
+                kind = grid.cfg.types.index(kind)
+            d.qpos[root_qpos : root_qpos + 3] += grid.origins[level, kind]
+        start = None if root_qpos is None else d.qpos[root_qpos : root_qpos + 2].copy()
         mujoco.mj_forward(m, d)
-        policy.last_action[:] = 0.0
-        lin, yaw, down, t = [], [], False, 0
+        policy.reset()
+        lin, yaw, down, t, far = [], [], False, 0, False
         for t in range(steps):
+            if push_vel and (t + 1) % push_every == 0:
+                d.qvel[root_dof : root_dof + 2] += rng.uniform(-push_vel, push_vel, 2)
             targets, _, _ = policy.act(read(d, command))
             control_step(m, d, targets, decimation)
             r = read(d, command)
             if tracks and t >= settle:
                 lin.append(np.linalg.norm(r["base_lin_vel"][:2] - np.asarray(command[:2])))
                 yaw.append(abs(r["gyro"][2] - command[2]))
-            if fell(m, d, r, term, root_qpos, bodies):
+            ground = 0.0
+            if grid is not None:
+                xy = d.qpos[root_qpos : root_qpos + 2]
+                ground = float(grid.height_at(xy[0], xy[1]))
+                far |= bool(np.linalg.norm(xy - start) > grid.cfg.tile_size / 2)
+            if fell(m, d, r, term, root_qpos, bodies, ground):
                 down = True
                 break
         falls.append(down)
+        crossed.append(far and not down)
         lin_errs.append(np.mean(lin) if lin else np.nan)
         yaw_errs.append(np.mean(yaw) if yaw else np.nan)
         steps_run.append(t + 1)
@@ -151,7 +190,14 @@ def run_sim2sim(
     return {
         "episodes": episodes,
         "mean_steps": float(np.mean(steps_run)),
-        "lin_vel_error": float(np.nanmean(lin_errs)) if tracks else nan,
-        "yaw_rate_error": float(np.nanmean(yaw_errs)) if tracks else nan,
+        "lin_vel_error": _nanmean(lin_errs) if tracks else nan,
+        "yaw_rate_error": _nanmean(yaw_errs) if tracks else nan,
         "fall_share": float(np.mean(falls)),
+        "crossed_share": float(np.mean(crossed)) if grid is not None else nan,
     }
+
+
+def _nanmean(values: list[float]) -> float:
+    """Mean over the episodes that lasted past the settling time; NaN where none did."""
+    kept = [v for v in values if not np.isnan(v)]
+    return float(np.mean(kept)) if kept else float("nan")

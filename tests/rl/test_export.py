@@ -34,15 +34,15 @@ def test_onnx_has_dynamic_batch_and_metadata(quad_export):
     assert inp.type.tensor_type.shape.dim[0].dim_param  # symbolic batch axis
     meta = json.loads({p.key: p.value for p in model.metadata_props}["simrl"])
     assert meta == json.loads((run_dir / "export" / "policy.json").read_text())
-    assert meta["task"] == "quadruped" and meta["obs_dim"] == 48 and meta["num_actions"] == 12
-    assert [t["name"] for t in meta["obs_terms"]][:3] == ["base_lin_vel", "base_ang_vel", "projected_gravity"]
+    assert meta["task"] == "quadruped" and meta["obs_dim"] == 45 and meta["num_actions"] == 12
+    assert [t["name"] for t in meta["obs_terms"]][:3] == ["base_ang_vel", "projected_gravity", "command"]
     assert meta["action"]["joint_names"][:3] == ["FR_hip_joint", "FR_thigh_joint", "FR_calf_joint"]
     assert len(meta["default_joint_pos"]) == 12 and meta["action"]["scale"] == 0.25
     assert meta["control_dt"] == pytest.approx(0.02) and meta["decimation"] == 4
     assert len(meta["checkpoint_sha256"]) == 64 and meta["versions"]["mujoco"] == "4.0.0"
     session = ort.InferenceSession(report["onnx"])
     for batch in (1, 7):
-        y = session.run(None, {"obs": np.zeros((batch, 48), np.float32)})[0]
+        y = session.run(None, {"obs": np.zeros((batch, 45), np.float32)})[0]
         assert y.shape == (batch, 12)
 
 
@@ -67,27 +67,28 @@ def test_tensorrt_without_gpu_prints_the_trtexec_command(quad_export):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: the engine would really be built")
     run_dir, _ = quad_export
-    with pytest.raises(ExportError, match=r"trtexec --onnx=.*policy.onnx .*--fp16 .*obs:1024x48"):
+    with pytest.raises(ExportError, match=r"trtexec --onnx=.*policy.onnx .*--fp16 .*obs:1024x45"):
         export(_compose("export", f"checkpoint={run_dir}", "format=tensorrt", "precision=fp16"))
     with pytest.raises(ExportError, match=r"policy.fp32.engine --noTF32 "):
         export(_compose("export", f"checkpoint={run_dir}", "format=tensorrt", "precision=fp32"))
 
 
 def test_export_follows_the_actors_observation_groups(tmp_path):
-    """An actor reading the critic group (privileged foot contacts) exports that layout."""
+    """An actor reading the critic group (privileged state) exports that layout; the deploy
+    runtime refuses it, naming the terms no robot reading gives."""
     run_dir = tmp_path / "quad_critic_actor"
     train(_compose("train", "task=quadruped", "num_envs=16", "max_iterations=1", "progress=false",
                    "device=cpu", "agent.num_steps_per_env=4", "agent.obs_groups.actor=[critic]"), run_dir)
     report = export(_compose("export", f"checkpoint={run_dir}", "num_envs=16"))
     meta = load_metadata(report["onnx"])
-    assert meta["obs_groups"] == ["critic"] and meta["obs_dim"] == 52
-    assert meta["obs_terms"][-1] == {"name": "foot_contact", "start": 48, "stop": 52, "scale": 1.0}
+    assert meta["obs_groups"] == ["critic"] and meta["obs_dim"] == 240  # 45 + 3 + 4 + 1 + 17 x 11
+    assert meta["obs_terms"][-1] == {"name": "height_scan", "start": 53, "stop": 240, "scale": 5.0,
+                                     "history": 1, "width": 187}
+    assert meta["readings"] == ["joint_pos", "joint_vel", "gyro", "quat", "command", "base_lin_vel",
+                                "foot_contact"]
     assert report["num_checked"] >= 1000 and report["max_abs_diff"] <= 1e-5
-    deploy = DeployPolicy(report["onnx"])
-    readings = {"joint_pos": np.asarray(meta["default_joint_pos"]), "joint_vel": np.zeros(12),
-                "gyro": np.zeros(3), "quat": np.array([1.0, 0, 0, 0]), "base_lin_vel": np.zeros(3),
-                "command": np.zeros(3), "foot_contact": np.ones(4)}
-    assert deploy.observation(readings).shape == (52,)
+    with pytest.raises(ValueError, match=r"cannot build observation terms \['ground_friction', 'height_scan'\]"):
+        DeployPolicy(report["onnx"])
 
 
 def test_export_refuses_a_checkpoint_that_does_not_fit_its_run_config(quad_export, cartpole_export, tmp_path):
@@ -110,6 +111,6 @@ def test_export_refuses_a_checkpoint_that_does_not_fit_its_run_config(quad_expor
                                      "critic": [{"name": "base_ang_vel"}]}}
     OmegaConf.save(cfg, resized / "config.yaml")
     shutil.copy(quad_dir / "model_1.pt", resized / "model_1.pt")
-    with pytest.raises(CheckpointError, match=r"expects observations \{'policy': 48, 'critic': 52\}.*"
+    with pytest.raises(CheckpointError, match=r"expects observations \{'policy': 45, 'critic': 240\}.*"
                                               r"\{'policy': 15, 'critic': 3\}"):
         export(_compose("export", f"checkpoint={resized}", "num_envs=8"))

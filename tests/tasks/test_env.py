@@ -239,7 +239,7 @@ def test_engine_failure_in_some_worlds_resets_them_and_training_goes_on(monkeypa
 
 
 def test_a_push_shows_in_the_observation_of_the_step_it_happens():
-    """The policy sees a push the step it happens, whether or not another env reset then."""
+    """The critic sees a push the step it happens, whether or not another env reset then."""
     from simrl.math import quat_rotate_inv
 
     envs, obs = {}, {}
@@ -257,7 +257,8 @@ def test_a_push_shows_in_the_observation_of_the_step_it_happens():
     v_now = quat_rotate_inv(qpos[:, 3:7], qvel[:, 0:3])
     v_twin = envs[0.0].base_lin_vel_b
     assert (v_now[:, :2] - v_twin[:, :2]).norm(dim=1).min() > 0.05  # they were pushed
-    torch.testing.assert_close(obs[1.0]["policy"][:, 0:3], 2.0 * v_now)  # base_lin_vel, scale 2
+    lin = next(t for t in env.obs_layout["critic"] if t.name == "base_lin_vel")  # privileged
+    torch.testing.assert_close(obs[1.0]["critic"][:, lin.slice], 2.0 * v_now)  # scale 2
 
 
 def test_default_pose_follows_the_robot_config():

@@ -1,0 +1,199 @@
+"""Terrain grid, curriculum and height scans (simrl.terrain), and the locomotion task on it."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+import torch
+
+import simrl
+from simrl.errors import ConfigError, UnknownNameError
+from simrl.robot import assemble
+from simrl.terrain import TerrainCfg, generate, terrain_from
+from simrl.terrain.curriculum import next_levels
+from simrl.terrain.heights import HeightField
+
+GRID = {"name": "grid", "num_levels": 3, "tile_size": 4.0, "border": 1.0, "platform": 1.0}
+
+
+def tile(terrain, level: int, kind: str) -> np.ndarray:
+    """The height samples of one tile."""
+    n = round(terrain.cfg.tile_size / terrain.hs)
+    b = round(terrain.cfg.border / terrain.hs)
+    j = terrain.cfg.types.index(kind)
+    return terrain.heights[b + j * n : b + (j + 1) * n, b + level * n : b + (level + 1) * n]
+
+
+def test_same_seed_same_terrain_other_seed_other_rubble():
+    a, b = generate(terrain_from(GRID)), generate(terrain_from(GRID))
+    np.testing.assert_array_equal(a.heights, b.heights)
+    c = generate(terrain_from({**GRID, "seed": 1}))
+    assert not np.array_equal(tile(a, 2, "rough"), tile(c, 2, "rough"))
+    np.testing.assert_array_equal(tile(a, 2, "stairs_up"), tile(c, 2, "stairs_up"))  # no randomness
+
+
+def test_stairs_have_the_configured_step_height_at_each_level():
+    cfg = terrain_from({**GRID, "step_height": (0.05, 0.15)})
+    t = generate(cfg)
+    for level, want in zip(range(3), (0.05, 0.10, 0.15), strict=True):
+        for kind in ("stairs_up", "stairs_down"):
+            row = tile(t, level, kind)[tile(t, level, kind).shape[0] // 2]  # through the centre
+            steps = np.abs(np.diff(row))
+            risers = steps[steps > 1e-6]
+            np.testing.assert_allclose(risers, want, atol=1e-5)  # every riser one step high
+            # step treads are step_width long: risers 0.3 m apart
+            where = np.nonzero(steps > 1e-6)[0]
+            np.testing.assert_allclose(np.diff(where[where < len(row) // 2]) * t.hs, 0.3, atol=t.hs)
+    assert t.origins[2, cfg.types.index("stairs_up"), 2] == pytest.approx(
+        tile(t, 2, "stairs_up").max())  # envs start on top of the up-pyramid
+
+
+def test_slopes_rise_at_the_configured_grade():
+    t = generate(terrain_from({**GRID, "slope": (0.1, 0.3)}))
+    for level, want in zip(range(3), (0.1, 0.2, 0.3), strict=True):
+        row = tile(t, level, "slope_up")
+        row = row[row.shape[0] // 2]
+        grade = np.diff(row[: len(row) // 4]) / t.hs  # the outer quarter: on the slope
+        np.testing.assert_allclose(grade, want, atol=1e-5)
+        assert tile(t, level, "slope_down").min() == pytest.approx(-tile(t, level, "slope_up").max())
+
+
+def test_curriculum_moves_envs_by_its_rule():
+    levels = torch.tensor([0, 1, 2, 2, 1, 1, 0])
+    walked = torch.tensor([3.0, 3.0, 3.0, 0.5, 1.0, 2.0, 0.0])  # tile 4 m: up past 2 m
+    commanded = torch.tensor([4.0, 4.0, 4.0, 4.0, 4.0, 2.0, 0.0])
+    fell = torch.tensor([False, False, False, False, False, True, False])
+    mask = torch.tensor([True, True, True, True, True, True, False])
+    random = torch.full((7,), 7)  # what the top level wraps to
+    new = next_levels(levels, walked, commanded, fell, mask, 4.0, 3, random)
+    # up, up, past the top -> random, down (0.5 < 2), stays (1.0 >= 2? no: 1 < 2 -> down),
+    # down (fell), unmasked stays
+    assert new.tolist() == [1, 2, 7, 1, 0, 0, 0]
+    assert next_levels(torch.tensor([0]), torch.tensor([0.0]), torch.tensor([5.0]),
+                       torch.tensor([True]), torch.tensor([True]), 4.0, 3, torch.tensor([1])).item() == 0
+
+
+def test_height_field_matches_mujoco_ray_casts():
+    """The torch heights equal mj_ray on the assembled height field: exactly at the samples,
+    within the local height change of a cell between them."""
+    scene = assemble("quadruped", terrain=GRID)
+    m, t = scene.model, scene.terrain
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    field = HeightField(t, "cpu")
+    rng = np.random.default_rng(0)
+    geomid = np.zeros(1, np.int32)
+    for _ in range(200):
+        x, y = rng.uniform(t.x0, -t.x0), rng.uniform(t.y0, -t.y0)
+        c, r = round((x - t.x0) / t.hs), round((y - t.y0) / t.hs)
+        for px, py, tol in ((t.x0 + c * t.hs, t.y0 + r * t.hs, 1e-4), (x, y, None)):
+            ray = 10.0 - mujoco.mj_ray(m, d, np.array([px, py, 10.0]), np.array([0, 0, -1.0]),
+                                       None, 1, -1, geomid)
+            ours = float(field(torch.tensor([px]), torch.tensor([py])))
+            if tol is None:  # between samples: bounded by the cell's own height change
+                cell = t.heights[max(r - 1, 0) : r + 2, max(c - 1, 0) : c + 2]
+                tol = float(cell.max() - cell.min()) + 1e-4
+            assert abs(ray - ours) <= tol, (px, py, ray, ours)
+
+
+def test_height_scan_observes_the_ground_around_the_base():
+    env = simrl.make("quadruped", 4, cfg={"terrain": GRID, "obs_noise": False}, seed=0)
+    env.set_tiles(level=2, kind="stairs_up")
+    env.reset()
+    scan = env.OBS_TERMS["height_scan"](env)
+    assert scan.shape == (4, env.scan_points.shape[0])
+    # on the platform, the ground under the base is level with it: 0 at the centre point
+    centre = int(((env.scan_points).norm(dim=1)).argmin())
+    assert scan[:, centre].abs().max() < 0.05
+    # at 0.8 m the stairs have gone down: the base is higher above the ground there
+    assert (scan.max(dim=1).values > 0.05).all()
+
+
+def test_curriculum_runs_in_the_env_and_envs_start_on_their_tiles():
+    env = simrl.make("quadruped", 12, cfg={"terrain": {**GRID, "max_init_level": 2}}, seed=0)
+    origin = env.origins[env.levels, env.types]
+    base = env.sim.qpos[:, :2].float()
+    assert ((base - origin[:, :2]).abs() <= env.cfg.spawn_xy + 1e-6).all()
+    env.walked[:] = 3.0  # as if every env walked past half a tile
+    env.commanded[:] = 3.0
+    before = env.levels.clone()
+    env._reset(torch.ones(12, dtype=torch.bool))
+    want = torch.where(before + 1 >= 3, env.levels, before + 1)  # the top wraps randomly
+    assert torch.equal(env.levels, want)
+    log = env.episode_log()
+    assert log["Curriculum/terrain_level"] == pytest.approx(env.levels.float().mean().item())
+
+
+def test_actions_reach_the_actuators_exactly_k_steps_later():
+    k = 2
+    env = simrl.make("quadruped", 3, cfg={"action_delay": (k, k), "push_vel": 0.0}, seed=0)
+    sent = []
+    for t in range(6):
+        a = torch.full((3, env.num_actions), 0.01 * (t + 1))
+        sent.append(a)
+        env.step(a)
+        want = sent[t - k] if t >= k else torch.zeros_like(a)
+        expect = env.action_offset + env.action_scale * want
+        np.testing.assert_allclose(env.sim.ctrl.float().numpy(), expect.numpy(), atol=1e-6)
+
+
+def test_history_stacks_oldest_first_and_restarts_with_the_episode():
+    env = simrl.make("quadruped", 2, cfg={"history": 3, "obs_noise": False, "push_vel": 0.0}, seed=0)
+    slot = next(s for s in env.obs_layout["policy"] if s.name == "joint_pos")
+    assert slot.history == 3 and slot.slice.stop - slot.slice.start == 3 * slot.width
+    frames = lambda obs: obs["policy"][:, slot.slice].reshape(2, 3, slot.width)  # noqa: E731
+    obs, _ = env.reset()
+    first = frames(obs)
+    assert torch.equal(first[:, 0], first[:, 2]) and torch.equal(first[:, 1], first[:, 2])
+    seen = [first[:, 2].clone()]
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        obs, *_ = env.step(0.3 * torch.randn(2, env.num_actions, generator=gen))
+        seen.append(frames(obs)[:, 2].clone())
+        now = env.OBS_TERMS["joint_pos"](env)
+        np.testing.assert_allclose(frames(obs)[:, 2].numpy(), now.numpy(), atol=1e-6)
+    np.testing.assert_allclose(frames(obs).numpy(), torch.stack(seen[-3:], 1).numpy(), atol=1e-6)
+    env._reset(torch.tensor([True, False]))
+    obs = env.compute_observations()
+    f = frames(obs)
+    assert torch.equal(f[0, 0], f[0, 2])  # the reset env starts over
+    assert not torch.equal(f[1, 0], f[1, 2])  # the other keeps its past
+
+
+# --- bad input -----------------------------------------------------------------------------------
+def test_bad_terrain_and_history_configs_are_refused_by_name():
+    with pytest.raises(UnknownNameError, match=r"unknown terrain types \['lava'\]; valid: .*'stairs_up'"):
+        terrain_from({**GRID, "types": ["rough", "lava"]})
+    with pytest.raises(ConfigError, match=r"step_height must be >= 0"):
+        terrain_from({**GRID, "step_height": (-0.1, 0.1)})
+    with pytest.raises(ConfigError, match=r"0 <= first <= last"):
+        terrain_from({**GRID, "levels": (-0.5, 1.0)})
+    with pytest.raises(UnknownNameError, match=r"unknown terrain 'moon'; valid: \[.*'rough'"):
+        terrain_from("moon")
+    with pytest.raises(UnknownNameError, match=r"unknown fields \['stepheight'\]"):
+        terrain_from({"name": "grid", "stepheight": 0.1})
+    with pytest.raises(ConfigError, match=r"history must be an int >= 1"):
+        simrl.make("quadruped", 2, cfg={"history": 0})
+    with pytest.raises(ConfigError, match=r"action_delay must be"):
+        simrl.make("quadruped", 2, cfg={"action_delay": (2, 1)})
+    assert TerrainCfg().name == "flat"
+
+
+@pytest.mark.mjwarp
+def test_terrain_grid_on_mujoco_warp():
+    """The height field collides with the robot's geoms on MuJoCo Warp too (Warp's CPU device):
+    standing on its tile, a robot's feet touch the ground and nothing diverges; every model
+    field the task randomizes exists per world there."""
+    env = simrl.make("quadruped", 2, backend="mjwarp", device="cpu", seed=0,
+                     cfg={"terrain": {**GRID, "types": ["stairs_up", "rough"]}, "push_vel": 0.0})
+    env.set_tiles(level=1)
+    obs, _ = env.reset()
+    for _ in range(15):
+        obs, rew, term, trunc, _ = env.step(torch.zeros(2, env.num_actions))
+        assert torch.isfinite(rew).all() and torch.isfinite(obs["critic"]).all()
+    assert not (term | trunc).any()
+    assert env.contact.all()  # four feet on the ground, in both worlds
+    top = env.origins[1, 0, 2]  # world 0 stands on top of the stairs pyramid
+    assert env.base_pos[0, 2] > top + 0.15
+    assert env.base_height[0] == pytest.approx(env.base_pos[0, 2].item() - top.item(), abs=1e-3)
