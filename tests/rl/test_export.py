@@ -87,7 +87,8 @@ def test_export_follows_the_actors_observation_groups(tmp_path):
     assert meta["readings"] == ["joint_pos", "joint_vel", "gyro", "quat", "command", "base_lin_vel",
                                 "foot_contact"]
     assert report["num_checked"] >= 1000 and report["max_abs_diff"] <= 1e-5
-    with pytest.raises(ValueError, match=r"cannot build observation terms \['ground_friction', 'height_scan'\]"):
+    with pytest.raises(ValueError, match=r"cannot build observation terms \['ground_friction', "
+                                         r"'height_scan'\]"):
         DeployPolicy(report["onnx"])
 
 
