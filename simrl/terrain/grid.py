@@ -36,7 +36,7 @@ class TerrainCfg:
     num_levels: int = 10  # rows of rising difficulty
     levels: tuple[float, float] = (0.0, 1.0)  # difficulty of the first and the last row
     tile_size: float = 8.0  # m, square
-    horizontal_scale: float = 0.05  # m between height samples
+    horizontal_scale: float = 0.1  # m between height samples (legged_gym's)
     border: float = 3.0  # m of flat ground around the grid
     platform: float = 2.0  # m, the flat start square at each tile's centre
     seed: int = 0

@@ -9,6 +9,7 @@ samples it is exact. A flat terrain is a plane at z = 0.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 from simrl.terrain.grid import Terrain
 
@@ -23,19 +24,18 @@ class HeightField:
         self.nrow, self.ncol = terrain.heights.shape
 
     def __call__(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """Ground height under world points (x, y), any shape; clamped to the grid's edge."""
+        """Ground height under world points (x, y), any shape; clamped to the grid's edge.
+
+        One `grid_sample` (bilinear, the samples at the corners): a single kernel on either
+        device, several times faster than gathering the four corners by hand on a CPU."""
         if self.flat:
             return torch.zeros_like(x)
-        fx = ((x - self.x0) / self.hs).clamp(0, self.ncol - 1)
-        fy = ((y - self.y0) / self.hs).clamp(0, self.nrow - 1)
-        c0 = fx.floor().long().clamp(max=self.ncol - 2)
-        r0 = fy.floor().long().clamp(max=self.nrow - 2)
-        tx, ty = fx - c0, fy - r0
-        flat = self.heights.view(-1)
-        i = r0 * self.ncol + c0
-        h00, h01 = flat[i], flat[i + 1]
-        h10, h11 = flat[i + self.ncol], flat[i + self.ncol + 1]
-        return (1 - ty) * ((1 - tx) * h00 + tx * h01) + ty * ((1 - tx) * h10 + tx * h11)
+        gx = (x - self.x0) * (2.0 / ((self.ncol - 1) * self.hs)) - 1.0
+        gy = (y - self.y0) * (2.0 / ((self.nrow - 1) * self.hs)) - 1.0
+        grid = torch.stack([gx.reshape(-1), gy.reshape(-1)], dim=-1)[None, None]
+        h = F.grid_sample(self.heights[None, None], grid.to(self.heights.dtype), mode="bilinear",
+                          padding_mode="border", align_corners=True)
+        return h.reshape(x.shape)
 
 
 def scan_points(size: tuple[float, float], spacing: float, device, dtype=torch.float32) -> torch.Tensor:
