@@ -73,6 +73,13 @@ FLAT_REWARDS = {
 class LocomotionCfg(EnvCfg):
     task_name: ClassVar[str] = "locomotion"
     renamed: ClassVar[dict[str, str]] = {"added_trunk_mass": "added_base_mass"}  # old runs' keys
+    # fields added after runs were saved, with the values those runs were trained with
+    since: ClassVar[dict[str, Any]] = {
+        "action_delay": (0, 0), "kp_scale": (1.0, 1.0), "kd_scale": (1.0, 1.0),
+        "effort_scale": (1.0, 1.0), "joint_friction": (0.0, 0.0), "joint_damping": (0.0, 0.0),
+        "joint_armature": (0.0, 0.0), "com_offset": 0.0, "gyro_bias": 0.0, "gravity_bias": 0.0,
+        "ground_dampratio": (1.0, 1.0), "terrain": "flat", "history": 1,
+    }
     robot: Any = "quadruped"  # a configs/robot name, a path to a robot yaml, or its fields
     keyframe: str | None = "home"  # the assembled scene's default pose
     action_scale: float | None = None  # None: the robot config's

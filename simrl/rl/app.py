@@ -19,7 +19,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from simrl.config import register_configs
-from simrl.errors import ConfigError, MissingFileError
+from simrl.errors import ConfigError, MissingFileError, UnknownNameError
 from simrl.registry import make
 from simrl.rl.runner import CheckpointError, Trainer, dist_info, latest_checkpoint, load_checkpoint
 from simrl.sim import resolve_device
@@ -157,12 +157,32 @@ def run_dir_config(path: str | Path) -> DictConfig:
     ckpt = latest_checkpoint(path)
     cfg_file = ckpt.parent / "config.yaml"
     if cfg_file.is_file():
-        return OmegaConf.load(cfg_file)
+        return _as_trained(OmegaConf.load(cfg_file))
     infos = load_checkpoint(ckpt).get("infos") or {}
     if "config" not in infos:
         raise CheckpointError(f"no config.yaml beside '{ckpt}' and none stored in it: pass the "
                               "run dir train.py wrote, or a checkpoint inside it")
-    return OmegaConf.create(infos["config"])
+    return _as_trained(OmegaConf.create(infos["config"]))
+
+
+def _as_trained(cfg: DictConfig) -> DictConfig:
+    """A saved run's config with every task field it predates set to the value that reproduces
+    it (the config class's `since`): a run saved before action delays existed replays without
+    one, rather than under today's default."""
+    from simrl.registry import task_classes
+
+    try:
+        _, cfg_cls = task_classes(cfg.task.name)
+    except (UnknownNameError, AttributeError):
+        return cfg
+    saved = cfg.task.get("cfg") or {}
+    if "observations" not in saved:  # not a full saved task config: nothing to infer
+        return cfg
+    for key, value in getattr(cfg_cls, "since", {}).items():
+        if key not in saved:
+            saved[key] = value
+    cfg.task.cfg = saved
+    return cfg
 
 
 def policy_from_checkpoint(env, checkpoint: str | Path, agent_cfg: dict):
