@@ -85,6 +85,8 @@ run_step "play: tracking and falls" "$LIMIT_SHORT" "$PY" play.py checkpoint="$RU
   device="$DEVICE" num_envs="$PLAY_ENVS" progress=false $PLAY_EXTRA
 run_step "launches and syncs per env step" "$LIMIT_SHORT" "$PY" -m simrl.bench launches \
   --device "$DEVICE" --num-worlds "${ITER_ENVS}" --steps 3
+run_step "rough-terrain task, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench graphs --what task \
+  --terrain rough --device "$DEVICE" --num-worlds $SIZES --steps "$STEPS" --repeats "$REPEATS"
 
 echo
 if [[ ${#FAILED[@]} == 0 ]]; then

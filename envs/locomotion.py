@@ -217,7 +217,8 @@ class LocomotionEnv(EnvBatch):
         self.mu = torch.ones(n, 1, **f32)
         self.delay = torch.zeros(n, 1, 1, device=dev, dtype=torch.long)
         self.action_queue = torch.zeros(n, self.cfg.action_delay[1] + 1, m.nu, **f32)
-        self.ground = [i for i in range(m.ngeom) if m.geom_type[i] in GROUND and m.geom_bodyid[i] == 0]
+        ground = [i for i in range(m.ngeom) if m.geom_type[i] in GROUND and m.geom_bodyid[i] == 0]
+        self.ground = _index(ground, dev)  # a list index would copy host data every step
         self._randomize_model()
         # the ground: a plane, or a terrain grid with a curriculum of levels
         self.field = HeightField(sc.terrain, dev)

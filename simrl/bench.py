@@ -213,16 +213,20 @@ def bench_terrain(n: int, steps: int, repeats: int, nthread: int, terrain: str,
     return {k: statistics.median(v) for k, v in runs.items()}
 
 
-def bench_graphs(what: str, sizes: list[int], steps: int, repeats: int, device: str) -> list[dict]:
+def bench_graphs(what: str, sizes: list[int], steps: int, repeats: int, device: str,
+                 terrain: str | None = None) -> list[dict]:
     """mjwarp with CUDA graphs on vs off (alternated in one run): `what` is "sim" (the sim
     layer alone) or "task" (the whole quadruped task: observations, rewards, resets)."""
     def rate(n: int, graphs: bool) -> float:
         if what == "sim":
             return sim_loop(n, steps, "mjwarp", device, nthread=0, graphs=graphs)
-        return task_loop(n, steps, device, "mjwarp", {"graphs": graphs})
+        return task_loop(n, steps, device, "mjwarp", {"graphs": graphs},
+                         cfg={"terrain": terrain} if terrain else None)
 
     rows = []
     label = "simrl.sim" if what == "sim" else "quadruped task, random actions"
+    if terrain and what == "task":
+        label += f", terrain {terrain}"
     print(f"mjwarp on {device} ({label}), decimation {DECIMATION}:")
     print(f"{'worlds':>8} {'graphs on env-steps/s':>22} {'graphs off':>12} {'on/off':>7}")
     for n in sizes:
@@ -429,7 +433,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--robot", default=None,
                    help="env mode: a robot config (configs/robot) instead of the primitive quadruped")
     p.add_argument("--terrain", default=None,
-                   help="env mode: also the task on this terrain (configs/terrain, e.g. rough) next to flat")
+                   help="env mode: also the task on this terrain (configs/terrain, e.g. rough) next to flat; "
+                        "graphs mode: the task on this terrain")
     p.add_argument("--onnx", default=None, help="export mode: a policy.onnx to time")
     p.add_argument("--num-worlds", type=int, nargs="+", default=None)
     p.add_argument("--steps", type=int, default=None, help="control steps per timing")
@@ -474,7 +479,7 @@ def main(argv: list[str] | None = None) -> None:
         dev = resolve_device(args.device)
         print(f"torch {torch.__version__}, mujoco {mujoco.__version__}"
               + (f", GPU {torch.cuda.get_device_name(dev)}" if dev.type == "cuda" else ""))
-        bench_graphs(args.what, sizes, steps, repeats, str(dev))
+        bench_graphs(args.what, sizes, steps, repeats, str(dev), args.terrain)
         _rerun(argv)
         return
     if args.mode == "launches":

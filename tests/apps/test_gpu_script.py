@@ -28,10 +28,11 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
     assert "simrl GPU check: all steps passed" in log
     for step in ("sim layer, graphs on/off", "quadruped task, graphs on/off", "PPO iteration shares",
                  "train to the walking criterion", "play: tracking and falls",
-                 "launches and syncs per env step"):
+                 "launches and syncs per env step", "rough-terrain task, graphs on/off"):
         assert f"-- {step}: exit 0" in log, step
     assert (tmp_path / "train" / "model_2.pt").is_file()
     assert "graphs on env-steps/s" in log
+    assert "quadruped task, random actions, terrain rough" in log
     # play: the 2-iteration run, 2 episodes (PLAY_ENVS) under each command of configs/play.yaml
     assert "(iteration 2) on quadruped, 2 episodes per command" in log
     commands = re.findall(r"cmd \[([^]]*)\]: return .* \| falls ([\d.]+)%", log)

@@ -18,9 +18,14 @@ pytestmark = pytest.mark.mjwarp
 N = 8
 
 
-@pytest.fixture(scope="module")
-def env():
-    return make("quadruped", N, device="cpu", backend="mjwarp", seed=0, sim={"graphs": False})
+SMALL_GRID = {"name": "grid", "num_levels": 2, "tile_size": 3.0, "border": 1.0, "platform": 1.0}
+
+
+@pytest.fixture(scope="module", params=["flat", "rough"])
+def env(request):
+    """The flat task, and the rough one with its curriculum, height scan and a 3-frame history."""
+    cfg = {} if request.param == "flat" else {"terrain": SMALL_GRID, "history": 3}
+    return make("quadruped", N, device="cpu", backend="mjwarp", seed=0, sim={"graphs": False}, cfg=cfg)
 
 
 def _step_counts(env, step, ending: int) -> tuple:
