@@ -234,7 +234,7 @@ class LocomotionEnv(EnvBatch):
             self.curriculum = tcfg.curriculum
             self.spawn = torch.zeros(n, 2, **f32)
             self.walked = torch.zeros(n, **f32)
-            self.commanded = torch.zeros(n, **f32)
+            self.cmd_disp = torch.zeros(n, 2, **f32)  # where the commands would have taken it
         self.refresh()
 
     def _randomize_model(self) -> None:
@@ -313,7 +313,11 @@ class LocomotionEnv(EnvBatch):
         self.air_time.add_(self.dt).mul_(~self.contact)  # in place: stays a normal tensor
         if self.grid is not None:  # for the curriculum: how far it went, how far it was asked to
             self.walked = (self.base_pos[:, :2] - self.spawn).norm(dim=1)
-            self.commanded = self.commanded + self.commands[:, :2].norm(dim=1) * self.dt
+            yaw = _yaw(self.base_quat)  # the commanded base-frame velocity, in the world frame
+            c, s = torch.cos(yaw), torch.sin(yaw)
+            vx, vy = self.commands[:, 0], self.commands[:, 1]
+            step = torch.stack([c * vx - s * vy, s * vx + c * vy], dim=1) * self.dt
+            self.cmd_disp = self.cmd_disp + step
         self._sample_commands(self.episode_length_buf % self.resample_steps == 0)
 
     def terminated(self) -> torch.Tensor:
@@ -366,7 +370,7 @@ class LocomotionEnv(EnvBatch):
         if self.curriculum:
             top = self.grid.num_levels
             self.levels = next_levels(
-                self.levels, self.walked, self.commanded, self.terminated_buf, mask,
+                self.levels, self.walked, self.cmd_disp.norm(dim=1), self.terminated_buf, mask,
                 self.grid.cfg.tile_size, top,
                 torch.randint(0, top, (n,), generator=self.gen, device=self.device),
             )
@@ -378,7 +382,7 @@ class LocomotionEnv(EnvBatch):
         sim.qpos[:, rq : rq + 3] = torch.where(rows, pos, sim.qpos[:, rq : rq + 3])
         self.spawn = torch.where(rows, xy, self.spawn)
         self.walked = self.walked.masked_fill(mask, 0.0)
-        self.commanded = self.commanded.masked_fill(mask, 0.0)
+        self.cmd_disp = self.cmd_disp.masked_fill(mask[:, None], 0.0)
 
     def set_tiles(self, level: int | None = None, kind: str | None = None) -> None:
         """Pin every env to one level and/or terrain type (evaluation); stops the curriculum."""

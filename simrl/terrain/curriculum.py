@@ -11,8 +11,10 @@ def next_levels(
 ) -> torch.Tensor:
     """The levels of envs after their episodes end where `mask`.
 
-    Up one where the env walked farther than half a tile; down one where it covered less than
-    half its commanded distance, or fell; past the top level, a random level (`random_levels`,
+    Up one where the env walked (its displacement from the start) farther than half a tile;
+    down one where it covered less than half the displacement its commands asked for (the
+    commanded velocities integrated along its heading: a robot tracking turning commands is not
+    demoted for ending near its start), or fell; past the top level, a random level (`random_levels`,
     drawn by the caller from its seeded generator), so solved envs keep seeing every level.
     """
     up = walked > tile_size / 2

@@ -50,7 +50,8 @@ class TerrainCfg:
     obstacle_size: tuple[float, float] = (0.4, 1.2)  # m, footprint side
     num_obstacles: int = 24
     # curriculum (legged_gym's): an env that walked past half a tile moves up a level, one that
-    # covered less than half its commanded distance (or fell) moves down; past the top, random
+    # covered less than half the displacement its commands asked for (or fell) moves down; past
+    # the top, a random level
     curriculum: bool = True
     max_init_level: int = 3  # envs start at a random level up to this
 

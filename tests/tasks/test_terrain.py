@@ -116,7 +116,7 @@ def test_curriculum_runs_in_the_env_and_envs_start_on_their_tiles():
     base = env.sim.qpos[:, :2].float()
     assert ((base - origin[:, :2]).abs() <= env.cfg.spawn_xy + 1e-6).all()
     env.walked[:] = 3.0  # as if every env walked past half a tile
-    env.commanded[:] = 3.0
+    env.cmd_disp[:] = 2.0
     before = env.levels.clone()
     env._reset(torch.ones(12, dtype=torch.bool))
     want = torch.where(before + 1 >= 3, env.levels, before + 1)  # the top wraps randomly
