@@ -46,5 +46,5 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
 def test_gpu_script_reports_failed_steps_and_keeps_going(tmp_path):
     r = _gpu_script(tmp_path, PYTHON="false")  # every python step fails at once
     log = (tmp_path / "gpu.log").read_text()
-    assert r.returncode == 7, log  # versions, 2 graphs tables, iteration, train, play, launches
-    assert "7 step(s) failed: versions (exit 1)" in log
+    assert r.returncode == 8, log  # versions, 3 graphs tables, iteration, train, play, launches
+    assert "8 step(s) failed: versions (exit 1)" in log
