@@ -78,7 +78,7 @@ class LocomotionCfg(EnvCfg):
         "action_delay": (0, 0), "kp_scale": (1.0, 1.0), "kd_scale": (1.0, 1.0),
         "effort_scale": (1.0, 1.0), "joint_friction": (0.0, 0.0), "joint_damping": (0.0, 0.0),
         "joint_armature": (0.0, 0.0), "com_offset": 0.0, "gyro_bias": 0.0, "gravity_bias": 0.0,
-        "ground_dampratio": (1.0, 1.0), "terrain": "flat", "history": 1,
+        "ground_dampratio": (1.0, 1.0), "terrain": "flat", "history": 1, "heading_command": False,
     }
     robot: Any = "quadruped"  # a configs/robot name, a path to a robot yaml, or its fields
     keyframe: str | None = "home"  # the assembled scene's default pose
@@ -96,6 +96,10 @@ class LocomotionCfg(EnvCfg):
     yaw_rate: tuple[float, float] = (-1.0, 1.0)
     standing_share: float = 0.1
     resample_s: float = 5.0
+    # heading commands (legged_gym's): a target heading is sampled instead of a yaw rate, and
+    # the yaw-rate command steers towards it (0.5 x the heading error, clipped to yaw_rate), so
+    # envs walk mostly straight; None: on where a terrain curriculum measures their progress
+    heading_command: bool | None = None
     tracking_sigma: float = 0.25
     air_time_target_s: float = 0.5
     # terminations: tilt, contact of the robot's terminate_contacts bodies, base too low
@@ -206,6 +210,8 @@ class LocomotionEnv(EnvBatch):
         self.penalized = torch.as_tensor(sc.penalize_contacts, device=dev)
         self.terminators = torch.as_tensor(sc.terminate_contacts, device=dev)
         self.commands = torch.zeros(n, 3, **f32)
+        self.heading = torch.zeros(n, **f32)  # heading mode: the target yaw (world frame)
+        self.moving = torch.zeros(n, device=dev, dtype=torch.bool)
         self.air_time = torch.zeros(n, len(sc.feet), **f32)
         self.last_joint_vel = torch.zeros(n, m.nu, **f32)
         self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
@@ -225,6 +231,9 @@ class LocomotionEnv(EnvBatch):
         self.scan_points = scan_points(self.cfg.height_scan_size, self.cfg.height_scan_spacing, dev)
         self.base_z0 = float(m.key_qpos[0, self.root_qpos + 2])  # the default pose's base height
         self.grid = sc.terrain
+        heading = self.cfg.heading_command
+        self.heading_mode = bool(self.grid is not None and self.grid.cfg.curriculum) if heading is None \
+            else bool(heading)
         if self.grid is not None:
             tcfg = self.grid.cfg
             self.origins = torch.as_tensor(self.grid.origins, **f32)  # (levels, types, 3)
@@ -319,6 +328,8 @@ class LocomotionEnv(EnvBatch):
             step = torch.stack([c * vx - s * vy, s * vx + c * vy], dim=1) * self.dt
             self.cmd_disp = self.cmd_disp + step
         self._sample_commands(self.episode_length_buf % self.resample_steps == 0)
+        if self.heading_mode:
+            self._steer()
 
     def terminated(self) -> torch.Tensor:
         done = self.gravity_b[:, 2] > -self.cfg.max_tilt_cos
@@ -428,11 +439,22 @@ class LocomotionEnv(EnvBatch):
         )
         still = self.uniform((n, 1), 0.0, 1.0) < cfg.standing_share
         self.commands[:] = torch.where(mask[:, None], cmd * ~still, self.commands)
+        if self.heading_mode:
+            heading = self.uniform((n,), -torch.pi, torch.pi)
+            self.heading = torch.where(mask, heading, self.heading)
+            self.moving = torch.where(mask, ~still[:, 0], self.moving)
+
+    def _steer(self) -> None:
+        """Heading mode: the yaw-rate command that turns each env towards its heading."""
+        err = torch.remainder(self.heading - _yaw(self.base_quat) + torch.pi, 2 * torch.pi) - torch.pi
+        lo, hi = self.cfg.yaw_rate
+        self.commands[:, 2] = (0.5 * err).clamp(lo, hi) * self.moving
 
     def set_commands(self, lin_vel_x: float, lin_vel_y: float = 0.0, yaw_rate: float = 0.0) -> None:
-        """Fix every env's command (evaluation); disables resampling."""
+        """Fix every env's command (evaluation); disables resampling and heading mode."""
         self.commands[:] = torch.tensor([lin_vel_x, lin_vel_y, yaw_rate], device=self.device)
         self.resample_steps = 10**9
+        self.heading_mode = False
 
 
 def _with_history(cfg: LocomotionCfg) -> LocomotionCfg:

@@ -197,3 +197,19 @@ def test_terrain_grid_on_mujoco_warp():
     top = env.origins[1, 0, 2]  # world 0 stands on top of the stairs pyramid
     assert env.base_pos[0, 2] > top + 0.15
     assert env.base_height[0] == pytest.approx(env.base_pos[0, 2].item() - top.item(), abs=1e-3)
+
+
+def test_heading_commands_steer_towards_the_target_heading():
+    """On a curriculum grid the yaw-rate command is 0.5 x the heading error (clipped), so envs
+    walk mostly straight; a fixed evaluation command turns heading mode off."""
+    env = simrl.make("quadruped", 6, cfg={"terrain": GRID, "push_vel": 0.0}, seed=0)
+    assert env.heading_mode and not simrl.make("quadruped", 2).heading_mode  # the plane: yaw rates
+    env.step(torch.zeros(6, env.num_actions))
+    from envs.locomotion import _yaw
+
+    err = torch.remainder(env.heading - _yaw(env.base_quat) + torch.pi, 2 * torch.pi) - torch.pi
+    want = (0.5 * err).clamp(*env.cfg.yaw_rate) * env.moving
+    torch.testing.assert_close(env.commands[:, 2], want)
+    env.set_commands(0.5, 0.0, 0.3)
+    env.step(torch.zeros(6, env.num_actions))
+    assert not env.heading_mode and torch.allclose(env.commands[:, 2], torch.tensor(0.3))
