@@ -27,7 +27,7 @@ import torch
 
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
-from simrl.math import quat_rotate_inv, yaw_quat
+from simrl.math import quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
 from simrl.robot import GROUND, Scene, assemble
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
@@ -286,6 +286,7 @@ class LocomotionEnv(EnvBatch):
         rq, rd = self.root_qpos, self.root_dof
         self.base_pos = qpos[:, rq : rq + 3]
         self.base_quat = qpos[:, rq + 3 : rq + 7]
+        self.base_yaw = quat_yaw(self.base_quat)  # heading: curriculum, steering, height scan
         ang = qvel[:, rd + 3 : rd + 6]  # free joint angular velocity: in the base frame
         lin = quat_rotate_inv(self.base_quat, qvel[:, rd : rd + 3])  # the base origin's
         lin = lin + torch.cross(ang, self.imu_pos.expand_as(ang), dim=1)  # the IMU's
@@ -322,11 +323,9 @@ class LocomotionEnv(EnvBatch):
         self.air_time.add_(self.dt).mul_(~self.contact)  # in place: stays a normal tensor
         if self.grid is not None:  # for the curriculum: how far it went, how far it was asked to
             self.walked = (self.base_pos[:, :2] - self.spawn).norm(dim=1)
-            yaw = _yaw(self.base_quat)  # the commanded base-frame velocity, in the world frame
-            c, s = torch.cos(yaw), torch.sin(yaw)
-            vx, vy = self.commands[:, 0], self.commands[:, 1]
-            step = torch.stack([c * vx - s * vy, s * vx + c * vy], dim=1) * self.dt
-            self.cmd_disp = self.cmd_disp + step
+            # the commanded base-frame velocity, in the world frame
+            vx, vy = yaw_rotate(self.base_yaw, self.commands[:, 0], self.commands[:, 1])
+            self.cmd_disp = self.cmd_disp + torch.stack([vx, vy], dim=1) * self.dt
         self._sample_commands(self.episode_length_buf % self.resample_steps == 0)
         if self.heading_mode:
             self._steer()
@@ -446,7 +445,7 @@ class LocomotionEnv(EnvBatch):
 
     def _steer(self) -> None:
         """Heading mode: the yaw-rate command that turns each env towards its heading."""
-        err = torch.remainder(self.heading - _yaw(self.base_quat) + torch.pi, 2 * torch.pi) - torch.pi
+        err = torch.remainder(self.heading - self.base_yaw + torch.pi, 2 * torch.pi) - torch.pi
         lo, hi = self.cfg.yaw_rate
         self.commands[:, 2] = (0.5 * err).clamp(lo, hi) * self.moving
 
@@ -483,14 +482,8 @@ def _index(ids, device) -> slice | torch.Tensor:
 def height_scan(env: LocomotionEnv) -> torch.Tensor:
     """Base height over the ground at the scan points, minus the default pose's: 0 standing on
     flat ground, clipped to +-1 m."""
-    yaw = _yaw(env.base_quat)
-    heights = scan(env.field, env.base_pos, yaw, env.scan_points)
+    heights = scan(env.field, env.base_pos, env.base_yaw, env.scan_points)
     return (env.base_pos[:, 2:3] - heights - env.base_z0).clamp(-1.0, 1.0)
-
-
-def _yaw(quat: torch.Tensor) -> torch.Tensor:
-    w, x, y, z = quat.unbind(-1)
-    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
 OBS = {

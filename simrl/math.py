@@ -19,6 +19,18 @@ def quat_rotate(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     return v + w * t + torch.cross(xyz, t, dim=1)
 
 
+def quat_yaw(q: torch.Tensor) -> torch.Tensor:
+    """Heading (N,) of unit quaternions `q` (N, 4): the rotation about world z, in (-pi, pi]."""
+    w, x, y, z = q.unbind(-1)
+    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def yaw_rotate(yaw: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Planar vectors (x, y) rotated by `yaw` about z (broadcasting: e.g. (N, 1) yaws, (P,) points)."""
+    c, s = torch.cos(yaw), torch.sin(yaw)
+    return c * x - s * y, s * x + c * y
+
+
 def yaw_quat(yaw: torch.Tensor) -> torch.Tensor:
     """Quaternions (N, 4) of rotations by `yaw` (N,) about world z."""
     half = 0.5 * yaw

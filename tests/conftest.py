@@ -37,6 +37,19 @@ _offline_menagerie()
 
 
 # --- exported policies (tests/rl/test_export.py, tests/deploy) -----------------------------------
+def with_deploy_spec(report: dict, out_dir: Path, **changes) -> Path:
+    """A copy of an exported policy whose policy.json has `changes` in its deploy section."""
+    import json
+    import shutil
+
+    out_dir.mkdir()
+    onnx_path = Path(shutil.copy(report["onnx"], out_dir / "policy.onnx"))
+    meta = json.loads(Path(report["json"]).read_text())
+    meta["deploy"].update(changes)
+    (out_dir / "policy.json").write_text(json.dumps(meta))
+    return onnx_path
+
+
 def compose_config(name: str, *overrides: str):
     """Config `name` (train, export...) from the package's configs, with `overrides`."""
     from hydra import compose, initialize_config_dir

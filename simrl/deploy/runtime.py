@@ -69,12 +69,12 @@ def required_readings(meta: dict[str, Any]) -> list[str]:
 
 def check_readings(meta: dict[str, Any], readings: dict[str, Any]) -> None:
     """Refuse readings that lack one the policy needs (naming it and what it means)."""
-    missing = [r for r in meta.get("readings") or required_readings(meta)
-               if r not in readings and not (r == "quat" and "gravity" in readings)]
+    needed = meta.get("readings") or required_readings(meta)
+    missing = [r for r in needed if r not in readings and not (r == "quat" and "gravity" in readings)]
     if missing:
         what = "; ".join(f"'{r}': {READINGS[r]}" for r in missing)
         raise KeyError(f"readings lack {missing}, which this policy observes ({what}). It needs "
-                       f"{meta.get('readings') or required_readings(meta)}; got {sorted(readings)}")
+                       f"{needed}; got {sorted(readings)}")
 
 
 # observation term name -> how to read it from the robot's raw readings (before scale/clip)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from simrl.math import yaw_rotate
 from simrl.terrain.grid import Terrain
 
 
@@ -50,8 +51,5 @@ def scan_points(size: tuple[float, float], spacing: float, device, dtype=torch.f
 def scan(field: HeightField, base_pos: torch.Tensor, yaw: torch.Tensor, points: torch.Tensor) -> torch.Tensor:
     """(N, P) ground heights at `points` (P, 2) rotated by each env's `yaw` (N,) around its
     `base_pos` (N, 3)."""
-    c, s = torch.cos(yaw)[:, None], torch.sin(yaw)[:, None]
-    px, py = points[:, 0][None, :], points[:, 1][None, :]
-    x = base_pos[:, 0:1] + c * px - s * py
-    y = base_pos[:, 1:2] + s * px + c * py
-    return field(x, y)
+    dx, dy = yaw_rotate(yaw[:, None], points[:, 0], points[:, 1])
+    return field(base_pos[:, 0:1] + dx, base_pos[:, 1:2] + dy)

@@ -5,10 +5,6 @@ The exported policies are tests/conftest.py's fixtures."""
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -18,6 +14,7 @@ from simrl.deploy import DeployPolicy, load_metadata, projected_gravity
 from simrl.registry import make
 from simrl.rl.app import policy_from_checkpoint
 from simrl.robot import assemble
+from tests.conftest import with_deploy_spec
 
 
 def test_deploy_observation_and_actions_match_the_env(quad_export):
@@ -77,16 +74,6 @@ def test_metadata_readable_from_onnx_alone(quad_export, tmp_path):
     assert load_metadata(lone)["task"] == "quadruped"
 
 
-def _with_deploy_spec(report: dict, out_dir: Path, **changes) -> Path:
-    """A copy of the exported policy whose policy.json has `changes` in its deploy section."""
-    out_dir.mkdir()
-    onnx_path = Path(shutil.copy(report["onnx"], out_dir / "policy.onnx"))
-    meta = json.loads(Path(report["json"]).read_text())
-    meta["deploy"].update(changes)
-    (out_dir / "policy.json").write_text(json.dumps(meta))
-    return onnx_path
-
-
 def test_sim2sim_on_cartpole_ends_episodes_as_the_export_says(cartpole_export, tmp_path):
     """Sim-to-sim of the exported cartpole under rules that decide the outcome whatever the
     policy does: a pole-angle limit of 0 ends every episode at its first control step (the reset
@@ -98,11 +85,11 @@ def test_sim2sim_on_cartpole_ends_episodes_as_the_export_says(cartpole_export, t
     assert spec["termination"] == {"max_abs_qpos": {"0": 2.4, "1": 0.4}}  # the task's own rule
     assert spec["reset"] == {"qpos_noise": 0.1} and spec["tracks_commands"] is False
 
-    at_once = _with_deploy_spec(report, tmp_path / "at_once", termination={"max_abs_qpos": {"1": 0.0}})
+    at_once = with_deploy_spec(report, tmp_path / "at_once", termination={"max_abs_qpos": {"1": 0.0}})
     r = run_sim2sim(at_once, episodes=3, seed=0)
     assert (r["episodes"], r["fall_share"], r["mean_steps"]) == (3, 1.0, 1.0)
 
-    never = _with_deploy_spec(report, tmp_path / "never", termination={}, episode_length_s=0.2)
+    never = with_deploy_spec(report, tmp_path / "never", termination={}, episode_length_s=0.2)
     r = run_sim2sim(never, episodes=3, seed=0)
     assert (r["episodes"], r["fall_share"], r["mean_steps"]) == (3, 0.0, 10.0)  # 0.2 s at 50 Hz
     assert np.isnan(r["lin_vel_error"]) and np.isnan(r["yaw_rate_error"])  # no commands tracked

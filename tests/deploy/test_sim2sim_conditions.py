@@ -3,29 +3,20 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from simrl.rl.sim2sim import run_sim2sim, scene_model
-
-
-def _variant(report: dict, out: Path, **deploy) -> Path:
-    out.mkdir()
-    onnx = Path(shutil.copy(report["onnx"], out / "policy.onnx"))
-    meta = json.loads(Path(report["json"]).read_text())
-    meta["deploy"].update(deploy)
-    (out / "policy.json").write_text(json.dumps(meta))
-    return onnx
+from tests.conftest import compose_config, with_deploy_spec
 
 
 def test_pushes_kick_the_base(quad_export, tmp_path):
     """Kicks of up to 3 m/s every control step make tracking a standing command impossible;
     without them the same policy's error is far smaller (tilt can't end these episodes)."""
     _, report = quad_export
-    onnx = _variant(report, tmp_path / "p", termination={}, episode_length_s=1.5)
+    onnx = with_deploy_spec(report, tmp_path / "p", termination={}, episode_length_s=1.5)
     calm = run_sim2sim(onnx, command=(0.0, 0.0, 0.0), episodes=2, seed=0, settle_s=0.5)
     kicked = run_sim2sim(onnx, command=(0.0, 0.0, 0.0), episodes=2, seed=0, settle_s=0.5,
                          push_vel=3.0, push_interval_s=0.02)
@@ -37,7 +28,7 @@ def test_stairs_terrain_starts_episodes_on_the_tiles_platform(quad_export, tmp_p
     at the first control step it stands ~0.3 m above the ground under it, so a 0.2 m height
     limit ends nothing; a policy placed at the floor's height would be inside the stairs."""
     _, report = quad_export
-    onnx = _variant(report, tmp_path / "s", termination={"min_base_height": 0.2},
+    onnx = with_deploy_spec(report, tmp_path / "s", termination={"min_base_height": 0.2},
                     episode_length_s=0.04)
     meta = json.loads(Path(report["json"]).read_text())
     m, grid = scene_model(meta, "stairs")
@@ -52,7 +43,6 @@ def test_play_options_become_sim2sim_conditions(quad_export):
     _, report = quad_export
     meta = json.loads(Path(report["json"]).read_text())
     from simrl.rl.app import sim2sim_conditions
-    from tests.conftest import compose_config
 
     cfg = compose_config("play", f"policy={report['onnx']}", "pushes=true", "task.cfg.push_vel=1.0",
                          "task.cfg.push_interval_s=4", "task.cfg.friction=[0.3,0.3]", "terrain=stairs")

@@ -209,9 +209,9 @@ def test_heading_commands_steer_towards_the_target_heading():
     env = simrl.make("quadruped", 6, cfg={"terrain": GRID, "push_vel": 0.0}, seed=0)
     assert env.heading_mode and not simrl.make("quadruped", 2).heading_mode  # the plane: yaw rates
     env.step(torch.zeros(6, env.num_actions))
-    from envs.locomotion import _yaw
+    from simrl.math import quat_yaw
 
-    err = torch.remainder(env.heading - _yaw(env.base_quat) + torch.pi, 2 * torch.pi) - torch.pi
+    err = torch.remainder(env.heading - quat_yaw(env.base_quat) + torch.pi, 2 * torch.pi) - torch.pi
     want = (0.5 * err).clamp(*env.cfg.yaw_rate) * env.moving
     torch.testing.assert_close(env.commands[:, 2], want)
     env.set_commands(0.5, 0.0, 0.3)
