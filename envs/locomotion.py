@@ -28,7 +28,7 @@ import torch
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
 from simrl.math import quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
-from simrl.robot import GROUND, Scene, assemble
+from simrl.robot import Scene, assemble
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
 
@@ -79,6 +79,7 @@ class LocomotionCfg(EnvCfg):
         "effort_scale": (1.0, 1.0), "joint_friction": (0.0, 0.0), "joint_damping": (0.0, 0.0),
         "joint_armature": (0.0, 0.0), "com_offset": 0.0, "gyro_bias": 0.0, "gravity_bias": 0.0,
         "ground_dampratio": (1.0, 1.0), "terrain": "flat", "history": 1, "heading_command": False,
+        "spawn_clear": False,
     }
     robot: Any = "quadruped"  # a configs/robot name, a path to a robot yaml, or its fields
     keyframe: str | None = "home"  # the assembled scene's default pose
@@ -111,6 +112,9 @@ class LocomotionCfg(EnvCfg):
     friction: tuple[float, float] = (0.5, 1.25)
     added_base_mass: tuple[float, float] = (-1.0, 2.0)
     joint_pos_scale: tuple[float, float] = (0.5, 1.5)
+    # lift each env's base so no robot geom starts inside the ground: a leg stretched by the
+    # joint scale otherwise starts up to 14 cm deep (Go1) and the contact launches the robot
+    spawn_clear: bool = True
     push_interval_s: float = 8.0
     push_vel: float = 1.0
     action_delay: tuple[int, int] = (0, 1)  # control steps from action to actuators, per episode
@@ -179,7 +183,11 @@ class LocomotionEnv(EnvBatch):
 
     def build_model(self) -> mujoco.MjModel:
         self.scene = assemble(self.cfg.robot, terrain=self.cfg.terrain)
-        return self.scene.model
+        m = self.scene.model
+        ground = (m.geom_bodyid == 0) & ((m.geom_contype > 0) | (m.geom_conaffinity > 0))
+        m.geom_friction[ground, 0] = 0.0  # see setup: episode friction and damping are the robot's
+        m.geom_solmix[ground] = 0.0
+        return m
 
     def setup(self) -> None:
         m, n, dev, sc = self.model, self.num_envs, self.device, self.scene
@@ -223,14 +231,18 @@ class LocomotionEnv(EnvBatch):
         self.mu = torch.ones(n, 1, **f32)
         self.delay = torch.zeros(n, 1, 1, device=dev, dtype=torch.long)
         self.action_queue = torch.zeros(n, self.cfg.action_delay[1] + 1, m.nu, **f32)
-        ground = [i for i in range(m.ngeom) if m.geom_type[i] in GROUND and m.geom_bodyid[i] == 0]
-        self.ground = _index(ground, dev)  # a list index would copy host data every step
+        # per-episode contact friction and damping live on the robot's colliding geoms: the
+        # ground's slide friction is 0 (a contact takes the larger of the two) and its solmix 0
+        # (a contact takes the robot geom's solref), so a terrain of many geoms costs nothing
+        collides = (m.geom_contype > 0) | (m.geom_conaffinity > 0)
+        self.touching = _index(np.flatnonzero(collides & (m.geom_bodyid != 0)).tolist(), dev)
         self._randomize_model()
         # the ground: a plane, or a terrain grid with a curriculum of levels
         self.field = HeightField(sc.terrain, dev)
         self.scan_points = scan_points(self.cfg.height_scan_size, self.cfg.height_scan_spacing, dev)
         self.base_z0 = float(m.key_qpos[0, self.root_qpos + 2])  # the default pose's base height
         self.grid = sc.terrain
+        self.lift_table = torch.as_tensor(self._spawn_lifts(), **f32)
         heading = self.cfg.heading_command
         self.heading_mode = bool(self.grid is not None and self.grid.cfg.curriculum) if heading is None \
             else bool(heading)
@@ -245,6 +257,33 @@ class LocomotionEnv(EnvBatch):
             self.walked = torch.zeros(n, **f32)
             self.cmd_disp = torch.zeros(n, 2, **f32)  # where the commands would have taken it
         self.refresh()
+
+    def _spawn_lifts(self, k: int = 9) -> np.ndarray:
+        """How far the base must rise above the default pose's height for no robot geom to
+        start below a flat ground, at k joint scales spanning joint_pos_scale (MuJoCo C, once)."""
+        if not self.cfg.spawn_clear:
+            return np.zeros(k)
+        flat = self.scene if self.grid is None else assemble(self.cfg.robot)
+        m, d = flat.model, mujoco.MjData(flat.model)
+        lifts = []
+        for scale in np.linspace(*self.cfg.joint_pos_scale, k):
+            mujoco.mj_resetDataKeyframe(m, d, 0)
+            d.qpos[flat.joint_qpos] = flat.default_joint_pos * scale
+            mujoco.mj_forward(m, d)
+            depth = [-d.contact[i].dist for i in range(d.ncon)]
+            lifts.append(max([0.0, *depth]))
+        return np.array(lifts)
+
+    def _lift(self, scale: torch.Tensor) -> torch.Tensor:
+        """(N,) base lift for each env's joint scale (N, 1), interpolated in the table."""
+        lo, hi = self.cfg.joint_pos_scale
+        k = self.lift_table.numel()
+        x = ((scale[:, 0] - lo) / max(hi - lo, 1e-9) * (k - 1)).clamp(0, k - 1)
+        i = x.floor().long().clamp(max=k - 2) if k > 1 else torch.zeros_like(x, dtype=torch.long)
+        if k == 1:
+            return self.lift_table[i]
+        t = x - i
+        return self.lift_table[i] * (1 - t) + self.lift_table[i + 1] * t
 
     def _randomize_model(self) -> None:
         """Per env, once at start-up (legged_gym's way: mass and centre-of-mass edits need
@@ -344,7 +383,9 @@ class LocomotionEnv(EnvBatch):
         # random yaw, joints scaled around the default pose, a small random base velocity;
         # drawn for every env and kept where mask (no host sync to count the resets)
         quat = yaw_quat(self.uniform((n,), -3.14159, 3.14159)).to(dt)
-        joints = (self.default_joint_pos * self.uniform((n, 1), *cfg.joint_pos_scale)).to(dt)
+        scale = self.uniform((n, 1), *cfg.joint_pos_scale)
+        joints = (self.default_joint_pos * scale).to(dt)
+        self.spawn_lift = self._lift(scale)
         root_vel = self.uniform((n, 6), -0.5, 0.5).to(dt)
         sim.qpos[:, rq + 3 : rq + 7] = torch.where(rows, quat, sim.qpos[:, rq + 3 : rq + 7])
         sim.qpos[:, self.joint_qpos] = torch.where(rows, joints, sim.qpos[:, self.joint_qpos])
@@ -353,15 +394,19 @@ class LocomotionEnv(EnvBatch):
         sim.ctrl[:] = torch.where(rows, self.default_joint_pos.to(dt), sim.ctrl)
         if self.grid is not None:
             self._place_on_terrain(mask)
+        else:
+            z = (self.base_z0 + self.spawn_lift).to(dt)
+            sim.qpos[:, rq + 2] = torch.where(mask, z, sim.qpos[:, rq + 2])
         # ground contact friction per episode (contacts take the larger of the two geoms')
         friction = sim.param("geom_friction")
         mu = self.uniform((n, 1), *cfg.friction)
-        friction[:, :, 0] = torch.where(rows, mu.to(friction.dtype), friction[:, :, 0])
+        touching = friction[:, self.touching, 0]
+        friction[:, self.touching, 0] = torch.where(rows, mu.to(friction.dtype), touching)
         self.mu = torch.where(rows, mu, self.mu)
         if tuple(cfg.ground_dampratio) != (1.0, 1.0):
             solref = sim.param("geom_solref")
             ratio = self.uniform((n, 1), *cfg.ground_dampratio).to(solref.dtype)
-            solref[:, self.ground, 1] = torch.where(rows, ratio, solref[:, self.ground, 1])
+            solref[:, self.touching, 1] = torch.where(rows, ratio, solref[:, self.touching, 1])
         if cfg.obs_noise:  # sensor biases, constant over an episode
             g, b = cfg.gyro_bias, cfg.gravity_bias
             self.gyro_bias = torch.where(rows, self.uniform((n, 3), -g, g), self.gyro_bias)
@@ -387,7 +432,7 @@ class LocomotionEnv(EnvBatch):
         origin = self.origins[self.levels, self.types]
         s = self.cfg.spawn_xy
         xy = origin[:, :2] + self.uniform((n, 2), -s, s)
-        z = self.field(xy[:, 0], xy[:, 1]) + self.base_z0
+        z = self.field(xy[:, 0], xy[:, 1]) + self.base_z0 + self.spawn_lift
         pos = torch.cat([xy, z[:, None]], dim=1).to(sim.dtype)
         sim.qpos[:, rq : rq + 3] = torch.where(rows, pos, sim.qpos[:, rq : rq + 3])
         self.spawn = torch.where(rows, xy, self.spawn)

@@ -195,8 +195,10 @@ def bench_env(n: int, steps: int, repeats: int, nthread: int, robot: str | None 
 def bench_terrain(n: int, steps: int, repeats: int, nthread: int, terrain: str,
                   robot: str | None = None) -> dict[str, float]:
     """The task on `terrain` next to the flat task, alternated in one run, and what the height
-    scan and a 3-frame history cost: each variant's env-steps/s (median of `repeats`)."""
+    scan and a 3-frame history cost, and the terrain built as height field only (no boxes):
+    each variant's env-steps/s (median of `repeats`)."""
     from simrl.registry import task_cfg
+    from simrl.terrain import terrain_from
 
     critic = task_cfg(_task(robot), {"robot": robot} if robot else None).observations["critic"]
     no_scan = [dataclasses.asdict(t) for t in critic if t.name != "height_scan"]
@@ -205,6 +207,7 @@ def bench_terrain(n: int, steps: int, repeats: int, nthread: int, terrain: str,
         terrain: {"terrain": terrain},
         f"{terrain}, no height scan": {"terrain": terrain, "observations": {"critic": no_scan}},
         f"{terrain}, history 3": {"terrain": terrain, "history": 3},
+        f"{terrain}, all height field": {"terrain": {**terrain_from(terrain).to_dict(), "box_types": []}},
     }
     runs: dict[str, list[float]] = {k: [] for k in variants}
     for _ in range(repeats):
@@ -524,7 +527,8 @@ def main(argv: list[str] | None = None) -> None:
             t = args.terrain
             print(f"         terrain costs {1 - r[t] / r['flat']:.1%} of the flat task's throughput; "
                   f"height scan {1 - r[t] / r[t + ', no height scan']:.1%} of the {t} step, "
-                  f"history 3 {1 - r[t + ', history 3'] / r[t]:.1%}")
+                  f"history 3 {1 - r[t + ', history 3'] / r[t]:.1%}; as height field only, the "
+                  f"terrain costs {1 - r[t + ', all height field'] / r['flat']:.1%}")
         _rerun(argv)
         return
 

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,7 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     print(f"simrl: {cfg.task.name} | {env.num_envs} envs | backend {env.sim.backend} on "
           f"{env.device} | {iterations} iterations | run dir {run_dir}{ranks}")
     try:
-        trainer.learn(int(iterations), progress=cfg.progress)
+        trainer.learn(int(iterations), progress=cfg.progress, max_minutes=cfg.get("max_minutes"))
     finally:
         if writer is not None:
             if trainer.iteration:
@@ -181,6 +182,9 @@ def _as_trained(cfg: DictConfig) -> DictConfig:
     for key, value in getattr(cfg_cls, "since", {}).items():
         if key not in saved:
             saved[key] = value
+    terrain = saved.get("terrain")
+    if isinstance(terrain, Mapping) and terrain.get("name") == "grid" and "box_types" not in terrain:
+        terrain["box_types"] = []  # grids saved before box tiles existed were all height field
     cfg.task.cfg = saved
     return cfg
 

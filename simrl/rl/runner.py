@@ -210,8 +210,10 @@ class Trainer:
         print(f"\nsimrl: {signal.Signals(signum).name} received: finishing the iteration, "
               "then saving a final checkpoint (send again to abort)")
 
-    def learn(self, iterations: int, progress: bool = True) -> list[dict[str, float]]:
-        """Run `iterations` PPO iterations; returns one metrics dict per iteration."""
+    def learn(self, iterations: int, progress: bool = True,
+              max_minutes: float | None = None) -> list[dict[str, float]]:
+        """Run `iterations` PPO iterations, or fewer where `max_minutes` of training time
+        (collect + learn, rank 0's clock) run out first; returns one metrics dict per iteration."""
         from tqdm.auto import tqdm
 
         env, venv, alg = self.env, self.venv, self.alg
@@ -233,7 +235,8 @@ class Trainer:
         alg.train_mode()
         if self.runner.is_distributed:
             alg.broadcast_parameters()  # every rank starts from rank 0's weights
-        start = self.iteration
+        start, spent = self.iteration, 0.0
+        budget = float("inf") if max_minutes is None else 60.0 * max_minutes
         bar = tqdm(range(start, start + iterations), disable=not progress or not self._is_rank0,
                    desc=f"train {env.task_name}", unit="it", dynamic_ncols=True)
         try:
@@ -284,6 +287,11 @@ class Trainer:
                     self._log(m)
                     if self.iteration % save_interval == 0:
                         self.save()
+                spent += t_iter
+                if budget < float("inf") and self._out_of_time(spent >= budget):
+                    print(f"\nsimrl: max_minutes={max_minutes} of training reached at iteration "
+                          f"{self.iteration}")
+                    break
                 if self._stop:
                     break
         finally:
@@ -295,6 +303,16 @@ class Trainer:
                 print(f"simrl: saved {path}")
                 self.writer.flush()
         return self.history
+
+    def _out_of_time(self, mine: bool) -> bool:
+        """Rank 0's verdict on the time budget, shared so every rank stops at one iteration."""
+        if not self.runner.is_distributed:
+            return mine
+        import torch.distributed as dist
+
+        flag = torch.tensor([float(mine)], device=self.env.device)
+        dist.broadcast(flag, src=0)
+        return bool(flag.item())
 
     def _recent_episodes(self, min_episodes: int = 200) -> dict[str, float]:
         """Mean return and length of the last iterations' episodes, at least `min_episodes`

@@ -1,9 +1,17 @@
-"""The terrain: a grid of tiles (rows of rising difficulty, columns of terrain types) built as
-one MuJoCo height field, seeded, so the same config always gives the same ground.
+"""The terrain: a grid of tiles (rows of rising difficulty, columns of terrain types), seeded, so
+the same config always gives the same ground.
 
     cfg = TerrainCfg(name="grid")                  # configs/terrain/rough.yaml
     terrain = generate(cfg)                        # Terrain(heights, origins, ...)
-    add_to_spec(spec, terrain)                     # an hfield asset and its geom, in place of a plane
+    add_to_spec(spec, terrain)                     # box geoms and an hfield, in place of a plane
+
+Flat and stair tiles are built of box geoms, one stacked box per step (a
+pyramid of stairs is a stack of shrinking boxes): a foot on a box top makes one contact, as on
+a plane, and risers are vertical faces. Rubble, slopes and obstacles are one MuJoCo height
+field, which under the boxes sinks out of the way. (A height field makes 1-3 contacts per foot
+on flat ground, depending on where the foot sits in a cell, and policies trained on the plane
+lost tracking and fell on it: docs/results.md. Boxes are not free either: MuJoCo C places every
+geom at every step, so obstacles, which would take ~75 boxes a tile, stay in the height field.)
 
 Levels run along x, types along y; a flat border surrounds the grid. `origins[level, type]` is
 the centre of that tile's start platform (x, y, z). `heights` are the height field's samples in
@@ -24,6 +32,7 @@ from simrl.errors import ConfigError, UnknownNameError
 from simrl.terrain.tiles import TILES
 
 KINDS = ("flat", "grid")  # flat: a plane (no generation); grid: the tiles below
+PIECEWISE_FLAT = ("flat", "stairs_up", "stairs_down", "obstacles")  # types boxes can build
 
 
 @dataclass
@@ -40,6 +49,9 @@ class TerrainCfg:
     border: float = 3.0  # m of flat ground around the grid
     platform: float = 2.0  # m, the flat start square at each tile's centre
     seed: int = 0
+    # tile types built of stacked boxes; the rest (the border too) is height field. Any
+    # piecewise-flat type can be boxed; obstacles cost ~75 boxes a tile (see module docstring)
+    box_types: list[str] = field(default_factory=lambda: ["flat", "stairs_up", "stairs_down"])
     # per type, (at the easiest level, at the hardest)
     rough_height: tuple[float, float] = (0.01, 0.06)  # +- m
     rough_cell: float = 0.2  # m, the size of a rubble block
@@ -74,8 +86,9 @@ def terrain_from(values: Any) -> TerrainCfg:
         for k in ("levels", "rough_height", "slope", "step_height", "obstacle_height", "obstacle_size"):
             if k in values:
                 values[k] = tuple(values[k])
-        if "types" in values:
-            values["types"] = list(values["types"])
+        for k in ("types", "box_types"):
+            if k in values:
+                values[k] = list(values[k])
         cfg = TerrainCfg(**values)
     check(cfg)
     return cfg
@@ -103,6 +116,9 @@ def check(cfg: TerrainCfg) -> None:
     bad = [t for t in cfg.types if t not in TILES]
     if bad or not cfg.types:
         raise UnknownNameError(f"unknown terrain types {bad or '(none given)'}; valid: {sorted(TILES)}")
+    bad = [t for t in cfg.box_types if t not in PIECEWISE_FLAT]
+    if bad:
+        raise ConfigError(f"terrain box_types {bad} cannot be built of boxes; valid: {list(PIECEWISE_FLAT)}")
     lo, hi = cfg.levels
     if not 0.0 <= lo <= hi:
         raise ConfigError(f"terrain levels (difficulty of the first and last row) must satisfy "
@@ -131,6 +147,8 @@ class Terrain:
     hs: float
     origins: np.ndarray  # (num_levels, num_types, 3): each tile's platform centre
     difficulty: np.ndarray  # (num_levels,)
+    boxed: np.ndarray | None = None  # (nrow, ncol) bool: samples built as box tops
+    boxes: np.ndarray = field(default_factory=lambda: np.zeros((0, 5)))  # (row0, row1, col0, col1, top)
 
     @property
     def num_levels(self) -> int:
@@ -164,29 +182,93 @@ def generate(cfg: TerrainCfg) -> Terrain:
     lo, hi = cfg.levels
     difficulty = np.array([lo + (hi - lo) * i / max(levels - 1, 1) for i in range(levels)])
     origins = np.zeros((levels, types, 3))
+    boxed = np.zeros(heights.shape, dtype=bool)
+    tiles = []  # (row, col, tile heights) of the boxed tiles
     for i in range(levels):
         for j, kind in enumerate(cfg.types):
             rng = np.random.default_rng([cfg.seed, i, j])
             tile = TILES[kind](rng, n, hs, float(difficulty[i]), cfg)
             r, c = b + j * n, b + i * n
             heights[r : r + n, c : c + n] = tile
+            boxed[r : r + n, c : c + n] = kind in cfg.box_types
+            if kind in cfg.box_types:
+                tiles.append((r, c, tile))
             cx, cy = x0 + (c + (n - 1) / 2) * hs, y0 + (r + (n - 1) / 2) * hs
             origins[i, j] = cx, cy, tile[n // 2, n // 2]
-    return Terrain(cfg, heights.astype(np.float32), x0, y0, hs, origins, difficulty)
+    heights = heights.astype(np.float32)
+    boxes = np.zeros((0, 5))
+    if tiles:  # each boxed tile's stack
+        boxes = np.concatenate([stacked(tile.astype(np.float32)) + np.array([r, r, c, c, 0.0])
+                                for r, c, tile in tiles])
+    return Terrain(cfg, heights, x0, y0, hs, origins, difficulty,
+                   boxed if boxed.any() else None, boxes)
+
+
+def stacked(heights: np.ndarray) -> np.ndarray:
+    """Boxes stacked from the ground up: for each height v, rectangles covering the samples at
+    or above v. A pyramid of k steps is k boxes (a pit of k steps, 4 per ring); a foot on a
+    step touches only that step's top. Rows as `rectangles`."""
+    parts = [rectangles(np.zeros_like(heights), heights >= v)[:, :4] for v in np.unique(heights)]
+    return np.concatenate([np.c_[p, np.full(len(p), v)] for p, v in zip(parts, np.unique(heights),
+                                                                          strict=True)])
+
+
+def rectangles(heights: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Cover the `mask`ed samples with rectangles of equal height, merging runs
+    along rows and then identical runs down the rows. Returns (K, 5) rows of
+    (row0, row1, col0, col1, height), ends exclusive."""
+    key = np.where(mask, heights, np.nan)
+    done, open_ = [], {}
+    for r in range(key.shape[0] + 1):
+        runs = set()
+        if r < key.shape[0]:
+            row = key[r]
+            starts = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])  # nan != nan: own runs
+            ends = np.r_[starts[1:], row.size]
+            runs = {(int(a), int(b), float(row[a])) for a, b in zip(starts, ends, strict=True)
+                    if not np.isnan(row[a])}
+        for run in [k for k in open_ if k not in runs]:
+            done.append((open_.pop(run), r, run[0], run[1], run[2]))
+        for run in runs:
+            open_.setdefault(run, r)
+    return np.array(sorted(done), dtype=np.float64).reshape(-1, 5)
 
 
 def add_to_spec(spec: mujoco.MjSpec, terrain: Terrain, name: str = "terrain") -> None:
-    """The grid as an hfield asset plus its geom (contype/conaffinity 1, as a floor plane)."""
+    """The grid as world geoms (contype/conaffinity 1, as a floor plane): a box per rectangle of
+    boxed samples (each sample owns the square of side hs around it) and an hfield for the rest,
+    sunk below the boxes' bottom where they cover it."""
     h = terrain.heights.astype(np.float64)
+    hs, rgba = terrain.hs, [0.45, 0.5, 0.55, 1]
+    # the boxes reach down to here: deep enough that where the hfield slopes from a box's edge
+    # sample to a sunk one, it stays under any neighbouring box (steps are < 0.5 m)
+    bottom = float(h.min()) - 1.0
+    boxed = terrain.boxed if terrain.boxed is not None else np.zeros(h.shape, dtype=bool)
+    for k, (r0, r1, c0, c1, top) in enumerate(terrain.boxes):
+        x = terrain.x0 + ((c0 + c1) / 2 - 0.5) * hs
+        y = terrain.y0 + ((r0 + r1) / 2 - 0.5) * hs
+        spec.worldbody.add_geom(
+            name=f"{name}_box{k}", type=mujoco.mjtGeom.mjGEOM_BOX,
+            pos=[x, y, (top + bottom) / 2], size=[(c1 - c0) * hs / 2, (r1 - r0) * hs / 2, (top - bottom) / 2],
+            contype=1, conaffinity=1, rgba=rgba,
+        )
+    # the hfield keeps its samples where any neighbour is not boxed (so it meets the boxes at
+    # their edges) and sinks below them elsewhere
+    inner = np.pad(boxed, 1, constant_values=True)
+    inner = np.logical_and.reduce([inner[1 + dr : inner.shape[0] - 1 + dr, 1 + dc : inner.shape[1] - 1 + dc]
+                                   for dr in (-1, 0, 1) for dc in (-1, 0, 1)])
+    if inner.all():
+        return
+    h = np.where(inner, bottom, h)
     low, high = float(h.min()), float(h.max())
     span = max(high - low, 1e-3)
     nrow, ncol = h.shape
     spec.add_hfield(
         name=name, nrow=nrow, ncol=ncol,
-        size=[(ncol - 1) * terrain.hs / 2, (nrow - 1) * terrain.hs / 2, span, 1.0],
+        size=[(ncol - 1) * hs / 2, (nrow - 1) * hs / 2, span, 1.0],
         userdata=((h - low) / span).ravel().tolist(),
     )
     spec.worldbody.add_geom(
         name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=name, pos=[0, 0, low],
-        contype=1, conaffinity=1, rgba=[0.45, 0.5, 0.55, 1],
+        contype=1, conaffinity=1, rgba=rgba,
     )

@@ -30,3 +30,18 @@ def test_a_run_saved_before_the_realism_fields_replays_without_them(quad_export,
 
     new = run_dir_config(quad_dir)  # a run saved with the fields keeps its own values
     assert list(new.task.cfg.action_delay) == [0, 1]
+
+
+def test_a_grid_saved_before_box_tiles_replays_as_height_field_only(quad_export, tmp_path):
+    quad_dir, _ = quad_export
+    old = tmp_path / "old_grid_run"
+    old.mkdir()
+    cfg = OmegaConf.load(quad_dir / "config.yaml")
+    cfg.task.cfg.terrain = {"name": "grid", "types": ["stairs_up"], "num_levels": 1}  # no `box_types`
+    OmegaConf.save(cfg, old / "config.yaml")
+    shutil.copy(quad_dir / "model_1.pt", old / "model_1.pt")
+    assert list(run_dir_config(old).task.cfg.terrain.box_types) == []
+    cfg.task.cfg.terrain.box_types = ["stairs_up"]
+    OmegaConf.save(cfg, old / "config.yaml")
+    # saved with the field: its own
+    assert list(run_dir_config(old).task.cfg.terrain.box_types) == ["stairs_up"]

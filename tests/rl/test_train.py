@@ -108,6 +108,14 @@ def test_sigterm_saves_a_final_checkpoint_and_resume_works(tmp_path):
     assert resumed.iteration == done + 1
 
 
+def test_max_minutes_stops_training_with_a_checkpoint(tmp_path):
+    """A time budget ends the run at the first iteration past it, saved like any other end."""
+    trainer = train(cfg_for("task=cartpole", "num_envs=32", "max_iterations=1000",
+                            "max_minutes=0.0001"), tmp_path)  # 6 ms: the first iteration
+    assert trainer.iteration == 1 and len(trainer.history) == 1
+    assert latest_checkpoint(tmp_path).name == "model_1.pt"
+
+
 # --- bad input ---------------------------------------------------------------------------------
 def test_checkpoint_of_another_task_is_refused(cartpole_run):
     run_dir, _ = cartpole_run

@@ -166,3 +166,21 @@ def test_assembling_the_primitive_quadruped_changes_none_of_its_physics():
         mujoco.mj_step(m0, d0)
         mujoco.mj_step(m1, d1)
     assert np.array_equal(d0.qpos, d1.qpos) and np.abs(d0.qpos[:2]).max() > 1e-4  # it moved
+
+
+def test_contact_model_fields_set_the_cone_and_the_robots_condim():
+    """Go1 ships pyramidal cones and condim-3 contacts (Menagerie's elliptic, impratio 100,
+    condim-6 feet cost ~4x the physics); null keeps the MJCF's own; bad values are refused."""
+    go1 = load_robot("unitree_go1").to_dict()
+    own = assemble({**go1, "cone": None, "impratio": None, "condim": None}).model
+    ours = assemble("unitree_go1").model
+    assert own.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC and own.opt.impratio == 100
+    assert ours.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL and ours.opt.impratio == 1
+    feet = [ours.geom(n).id for n in ("FR", "FL", "RR", "RL")]
+    assert own.geom_condim[feet].tolist() == [6] * 4 and ours.geom_condim[feet].tolist() == [3] * 4
+    touching = (ours.geom_bodyid != 0) & (ours.geom_conaffinity > 0)
+    assert set(ours.geom_condim[touching]) == {3}
+    for field, value, msg in (("cone", "round", "cone must be one of"), ("condim", 2, "condim must be"),
+                              ("impratio", 0.5, "impratio must be >= 1")):
+        with pytest.raises(ConfigError, match=msg):
+            load_robot({**go1, field: value})

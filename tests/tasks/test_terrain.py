@@ -59,6 +59,104 @@ def test_slopes_rise_at_the_configured_grade():
         assert tile(t, level, "slope_down").min() == pytest.approx(-tile(t, level, "slope_up").max())
 
 
+def test_boxes_rise_to_every_boxed_sample_and_stack_one_per_step():
+    t = generate(terrain_from(GRID))
+    top = np.full(t.heights.shape, -np.inf)  # the highest box top over each sample
+    for r0, r1, c0, c1, h in t.boxes:
+        r0, r1, c0, c1 = int(r0), int(r1), int(c0), int(c1)
+        top[r0:r1, c0:c1] = np.maximum(top[r0:r1, c0:c1], h)
+    np.testing.assert_allclose(top[t.boxed], t.heights[t.boxed])  # the ground a foot meets
+    assert np.isinf(top[~t.boxed]).all()  # height-field samples: no box
+    # stairs are boxes; rubble, slopes and obstacles are the height field's
+    n, b = round(t.cfg.tile_size / t.hs), round(t.cfg.border / t.hs)
+    for kind, boxed in (("stairs_up", True), ("stairs_down", True), ("obstacles", False),
+                        ("rough", False), ("slope_up", False)):
+        j = t.cfg.types.index(kind)
+        assert t.boxed[b + j * n : b + (j + 1) * n, b : b + n].all() == boxed, kind
+    assert not t.boxed[0].any() and not t.boxed[:, -1].any()  # the border: height field
+    # a pyramid of k steps is k + 1 stacked boxes (the ground level included); a pit 4 a ring
+    for kind, per_step in (("stairs_up", 1), ("stairs_down", 4)):
+        j = t.cfg.types.index(kind)
+        steps = len(np.unique(tile(t, 2, kind))) - 1
+        r0, c0 = b + j * n, b + 2 * n
+        inside = ((t.boxes[:, 0] >= r0) & (t.boxes[:, 1] <= r0 + n)
+                  & (t.boxes[:, 2] >= c0) & (t.boxes[:, 3] <= c0 + n))
+        assert steps >= 3 and inside.sum() == 1 + per_step * steps, kind
+    assert generate(terrain_from({**GRID, "box_types": []})).boxed is None
+
+
+def _drop(model: mujoco.MjModel, xy: np.ndarray, z0: float, steps: int = 300) -> tuple[np.ndarray, list[int]]:
+    """Drop the robot at xy (its default pose, z0 above the ground) and let it stand: the base
+    trajectory and the contact counts."""
+    d = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, d, 0)
+    d.qpos[:2] += xy
+    d.qpos[2] += z0
+    traj, ncon = [], []
+    for _ in range(steps):
+        mujoco.mj_step(model, d)
+        traj.append(d.qpos[:7].copy())
+        ncon.append(d.ncon)
+    return np.array(traj), ncon
+
+
+def test_box_tiles_collide_like_the_plane_and_the_height_field_does_not():
+    """A robot standing on a flat tile built of boxes moves exactly as on the plane (one
+    contact per foot); on the same tile as height field it makes extra contacts and drifts."""
+    flat = {**GRID, "types": ["flat"], "num_levels": 1}
+    plane = assemble("quadruped").model
+    traj0, ncon0 = _drop(plane, np.zeros(2), 0.0)
+    for boxes in (True, False):
+        scene = assemble("quadruped", terrain={**flat, "box_types": ["flat"] if boxes else []})
+        xy = scene.terrain.origins[0, 0, :2] + 0.01  # feet off the samples (on them: 4 contacts)
+        traj, ncon = _drop(scene.model, xy, 0.0)
+        traj[:, :2] -= xy
+        if boxes:
+            assert ncon == ncon0 and ncon0[-1] == 4
+            np.testing.assert_allclose(traj, traj0, atol=1e-9)
+        else:
+            assert max(ncon) > 4
+            assert np.abs(traj - traj0).max() > 1e-4
+
+
+def test_stair_risers_are_vertical_faces():
+    """A horizontal ray at mid-riser height hits the first step's face where the step begins
+    (within a sample's half width), not a ramp one sample long."""
+    scene = assemble("quadruped", terrain={**GRID, "types": ["stairs_up"], "step_height": (0.1, 0.1)})
+    m, t = scene.model, scene.terrain
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    o = t.origins[0, 0]
+    x_edge = o[0] - t.cfg.tile_size / 2  # the tile's outer edge; steps rise inwards
+    row = t.heights[round((o[1] - t.y0) / t.hs)]
+    first = np.nonzero(row > 0.05)[0][0]  # the first sample on the first step
+    face = t.x0 + (first - 0.5) * t.hs
+    geomid = np.zeros(1, np.int32)
+    for z in (0.02, 0.05, 0.08):
+        dist = mujoco.mj_ray(m, d, np.array([x_edge - 0.5, o[1], z]), np.array([1.0, 0, 0]),
+                             None, 1, -1, geomid)
+        assert x_edge - 0.5 + dist == pytest.approx(face, abs=1e-6)
+
+
+def test_episode_friction_and_damping_reach_every_contact_on_the_terrain():
+    """The per-episode ground friction and contact damping ratio are each world's, in every
+    contact, whichever of the terrain's many geoms (boxes, height field) a foot touches."""
+    env = simrl.make("quadruped", 3, seed=0, cfg={
+        "terrain": {**GRID, "types": ["stairs_up", "rough"]}, "friction": (0.3, 1.2),
+        "ground_dampratio": (0.5, 0.9), "push_vel": 0.0})
+    env.reset()
+    for _ in range(10):
+        env.step(torch.zeros(3, env.num_actions))
+    ratio = env.sim.param("geom_solref")[:, env.touching, 1]
+    assert len(set(env.mu[:, 0].tolist())) == 3  # each world its own
+    for w in range(3):
+        d = env.sim.get_mjdata(w)
+        assert d.ncon >= 3
+        for c in d.contact[: d.ncon]:
+            assert c.friction[0] == pytest.approx(float(env.mu[w, 0]), rel=1e-6)
+            assert c.solref[1] == pytest.approx(float(ratio[w, 0]), rel=1e-6)
+
+
 def test_curriculum_moves_envs_by_its_rule():
     levels = torch.tensor([0, 1, 2, 2, 1, 1, 0])
     walked = torch.tensor([3.0, 3.0, 3.0, 0.5, 1.0, 2.0, 0.0])  # tile 4 m: up past 2 m
