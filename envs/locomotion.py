@@ -185,7 +185,7 @@ class LocomotionEnv(EnvBatch):
         self.scene = assemble(self.cfg.robot, terrain=self.cfg.terrain)
         m = self.scene.model
         ground = (m.geom_bodyid == 0) & ((m.geom_contype > 0) | (m.geom_conaffinity > 0))
-        m.geom_friction[ground, 0] = 0.0  # see setup: episode friction and damping are the robot's
+        m.geom_friction[ground, 0] = 1e-5  # mjMINMU, ~0: episode friction and damping are the robot's (setup)
         m.geom_solmix[ground] = 0.0
         return m
 
@@ -232,7 +232,7 @@ class LocomotionEnv(EnvBatch):
         self.delay = torch.zeros(n, 1, 1, device=dev, dtype=torch.long)
         self.action_queue = torch.zeros(n, self.cfg.action_delay[1] + 1, m.nu, **f32)
         # per-episode contact friction and damping live on the robot's colliding geoms: the
-        # ground's slide friction is 0 (a contact takes the larger of the two) and its solmix 0
+        # ground's slide friction is ~0 (a contact takes the larger of the two) and its solmix 0
         # (a contact takes the robot geom's solref), so a terrain of many geoms costs nothing
         collides = (m.geom_contype > 0) | (m.geom_conaffinity > 0)
         self.touching = _index(np.flatnonzero(collides & (m.geom_bodyid != 0)).tolist(), dev)
