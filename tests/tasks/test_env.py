@@ -288,3 +288,21 @@ def load_robot_keyframe_joints():
 def test_a_run_saved_under_an_old_field_name_still_loads():
     env = make("quadruped", 2, device="cpu", cfg={"added_trunk_mass": (0.0, 0.0)})
     assert env.cfg.added_base_mass == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("robot", ["quadruped", "unitree_go1"])
+def test_resets_start_every_geom_above_the_ground(robot):
+    """A joint pose scaled by 0.5 stretches the legs below the default pose's feet; the base
+    rises by the depth, so no contact starts inside the floor (without it: ~12-14 cm deep)."""
+    def deepest(clear: bool) -> float:
+        env = simrl.make("quadruped", 3, seed=0, robot=robot, cfg={
+            "joint_pos_scale": (0.5, 0.5), "spawn_clear": clear, "push_vel": 0.0})
+        env.reset()
+        depth = 0.0
+        for w in range(3):
+            d = env.sim.get_mjdata(w)
+            depth = max([depth, *(-d.contact[i].dist for i in range(d.ncon))])
+        return depth
+
+    assert deepest(False) > 0.1
+    assert deepest(True) < 1e-3
