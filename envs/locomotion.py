@@ -277,11 +277,9 @@ class LocomotionEnv(EnvBatch):
     def _lift(self, scale: torch.Tensor) -> torch.Tensor:
         """(N,) base lift for each env's joint scale (N, 1), interpolated in the table."""
         lo, hi = self.cfg.joint_pos_scale
-        k = self.lift_table.numel()
+        k = self.lift_table.numel()  # >= 2 entries (_spawn_lifts)
         x = ((scale[:, 0] - lo) / max(hi - lo, 1e-9) * (k - 1)).clamp(0, k - 1)
-        i = x.floor().long().clamp(max=k - 2) if k > 1 else torch.zeros_like(x, dtype=torch.long)
-        if k == 1:
-            return self.lift_table[i]
+        i = x.floor().long().clamp(max=k - 2)
         t = x - i
         return self.lift_table[i] * (1 - t) + self.lift_table[i + 1] * t
 

@@ -208,9 +208,13 @@ def stacked(heights: np.ndarray) -> np.ndarray:
     """Boxes stacked from the ground up: for each height v, rectangles covering the samples at
     or above v. A pyramid of k steps is k boxes (a pit of k steps, 4 per ring); a foot on a
     step touches only that step's top. Rows as `rectangles`."""
-    parts = [rectangles(np.zeros_like(heights), heights >= v)[:, :4] for v in np.unique(heights)]
-    return np.concatenate([np.c_[p, np.full(len(p), v)] for p, v in zip(parts, np.unique(heights),
-                                                                          strict=True)])
+    flat = np.zeros_like(heights)
+    parts = []
+    for v in np.unique(heights):
+        part = rectangles(flat, heights >= v)  # one height (0) over the mask: its top is v
+        part[:, 4] = v
+        parts.append(part)
+    return np.concatenate(parts)
 
 
 def rectangles(heights: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -235,9 +239,9 @@ def rectangles(heights: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def add_to_spec(spec: mujoco.MjSpec, terrain: Terrain, name: str = "terrain") -> None:
-    """The grid as world geoms (contype/conaffinity 1, as a floor plane): a box per rectangle of
-    boxed samples (each sample owns the square of side hs around it) and an hfield for the rest,
-    sunk below the boxes' bottom where they cover it."""
+    """The grid as world geoms (contype/conaffinity 1, as a floor plane): one box per row of
+    `terrain.boxes` (each sample owns the square of side hs around it), from a common bottom up
+    to its top, and an hfield for the rest, sunk below the boxes where they cover it."""
     h = terrain.heights.astype(np.float64)
     hs, rgba = terrain.hs, [0.45, 0.5, 0.55, 1]
     # the boxes reach down to here: deep enough that where the hfield slopes from a box's edge
