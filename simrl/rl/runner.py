@@ -24,7 +24,7 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 
 from simrl.env import EnvBatch
-from simrl.errors import UserError
+from simrl.errors import ConfigError, UserError
 
 CKPT_RE = re.compile(r"model_(\d+)\.pt$")
 
@@ -216,6 +216,8 @@ class Trainer:
         (collect + learn, rank 0's clock) run out first; returns one metrics dict per iteration."""
         from tqdm.auto import tqdm
 
+        if max_minutes is not None and not max_minutes > 0:
+            raise ConfigError(f"max_minutes must be > 0 (minutes of training) or null, got {max_minutes}")
         env, venv, alg = self.env, self.venv, self.alg
         n_steps = self.agent_cfg["num_steps_per_env"]
         save_interval = self.agent_cfg.get("save_interval", 50)

@@ -15,6 +15,7 @@ import torch
 from hydra import compose, initialize_config_dir
 
 from simrl import CONFIGS, ROOT
+from simrl.errors import ConfigError
 from simrl.registry import make
 from simrl.rl.app import build_env, train
 from simrl.rl.runner import CheckpointError, Trainer, latest_checkpoint
@@ -114,6 +115,8 @@ def test_max_minutes_stops_training_with_a_checkpoint(tmp_path):
                             "max_minutes=0.0001"), tmp_path)  # 6 ms: the first iteration
     assert trainer.iteration == 1 and len(trainer.history) == 1
     assert latest_checkpoint(tmp_path).name == "model_1.pt"
+    with pytest.raises(ConfigError, match=r"max_minutes must be > 0"):
+        train(cfg_for("task=cartpole", "num_envs=32", "max_minutes=0"), tmp_path / "zero")
 
 
 # --- bad input ---------------------------------------------------------------------------------
