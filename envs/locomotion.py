@@ -184,7 +184,8 @@ class LocomotionEnv(EnvBatch):
     def build_model(self) -> mujoco.MjModel:
         self.scene = assemble(self.cfg.robot, terrain=self.cfg.terrain)
         m = self.scene.model
-        ground = (m.geom_bodyid == 0) & ((m.geom_contype > 0) | (m.geom_conaffinity > 0))
+        self.colliding = (m.geom_contype > 0) | (m.geom_conaffinity > 0)
+        ground = self.colliding & (m.geom_bodyid == 0)
         m.geom_friction[ground, 0] = 1e-5  # mjMINMU, ~0: episode friction and damping are the robot's (setup)
         m.geom_solmix[ground] = 0.0
         return m
@@ -234,8 +235,7 @@ class LocomotionEnv(EnvBatch):
         # per-episode contact friction and damping live on the robot's colliding geoms: the
         # ground's slide friction is ~0 (a contact takes the larger of the two) and its solmix 0
         # (a contact takes the robot geom's solref), so a terrain of many geoms costs nothing
-        collides = (m.geom_contype > 0) | (m.geom_conaffinity > 0)
-        self.touching = _index(np.flatnonzero(collides & (m.geom_bodyid != 0)).tolist(), dev)
+        self.touching = _index(np.flatnonzero(self.colliding & (m.geom_bodyid != 0)).tolist(), dev)
         self._randomize_model()
         # the ground: a plane, or a terrain grid with a curriculum of levels
         self.field = HeightField(sc.terrain, dev)
