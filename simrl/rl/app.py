@@ -141,6 +141,11 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     summary = {k: last.get(k) for k in ("iteration", "env_steps", "mean_reward", "mean_episode_length")}
     if rank == 0:
         (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+    if torch.distributed.is_initialized():
+        # leave together: rank 0 hosts the rendezvous store, and a rank whose gloo peers vanish
+        # mid-teardown aborts (SIGABRT, one 2-rank run in ~8 in the test suite)
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
     return trainer
 
 
