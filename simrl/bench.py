@@ -192,15 +192,12 @@ def bench_env(n: int, steps: int, repeats: int, nthread: int, robot: str | None 
             "physics_share": statistics.median(shares)}
 
 
-def _stairs_label(box_types: list[str]) -> str:
-    return "stairs of boxes" if box_types else "stairs as height field"
-
-
 def bench_terrain(n: int, steps: int, repeats: int, nthread: int, terrain: str,
                   robot: str | None = None) -> dict[str, float]:
     """The task on `terrain` next to the flat task, alternated in one run, and what the height
-    scan and a 3-frame history cost, and the other stairs build (stacked boxes where `terrain`
-    has a height field's, else height field): each variant's env-steps/s (median of `repeats`)."""
+    scan and a 3-frame history cost, and the stairs built the other way (stacked boxes if
+    `terrain` builds them as height field, else height field): each variant's env-steps/s
+    (median of `repeats`)."""
     from simrl.registry import task_cfg
     from simrl.terrain import terrain_from
 
@@ -208,12 +205,13 @@ def bench_terrain(n: int, steps: int, repeats: int, nthread: int, terrain: str,
     no_scan = [dataclasses.asdict(t) for t in critic if t.name != "height_scan"]
     grid = terrain_from(terrain).to_dict()
     boxes = [] if grid.get("box_types") else [t for t in grid.get("types", []) if "stairs" in t]
+    stairs = "stairs of boxes" if boxes else "stairs as height field"
     variants = {
         "flat": {},
         terrain: {"terrain": terrain},
         f"{terrain}, no height scan": {"terrain": terrain, "observations": {"critic": no_scan}},
         f"{terrain}, history 3": {"terrain": terrain, "history": 3},
-        f"{terrain}, {_stairs_label(boxes)}": {"terrain": {**grid, "box_types": boxes}},
+        f"{terrain}, {stairs}": {"terrain": {**grid, "box_types": boxes}},
     }
     runs: dict[str, list[float]] = {k: [] for k in variants}
     for _ in range(repeats):
