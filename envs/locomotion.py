@@ -27,7 +27,7 @@ import torch
 
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
-from simrl.math import quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
+from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
 from simrl.robot import Scene, assemble
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
@@ -103,6 +103,9 @@ class LocomotionCfg(EnvCfg):
     heading_command: bool | None = None
     tracking_sigma: float = 0.25
     air_time_target_s: float = 0.5
+    # `foot_clearance` reward (off unless weighted): how far short of this height above the
+    # ground under it each foot tip peaked in its last swing, at landing (m)
+    foot_clearance_target: float = 0.12
     # terminations: tilt, contact of the robot's terminate_contacts bodies, base too low
     max_tilt_cos: float = 0.5  # terminate when the base's up axis is tilted past 60 degrees
     min_base_height: float | None = None  # m; None: no height termination
@@ -222,6 +225,10 @@ class LocomotionEnv(EnvBatch):
         self.heading = torch.zeros(n, **f32)  # heading mode: the target yaw (world frame)
         self.moving = torch.zeros(n, device=dev, dtype=torch.bool)
         self.air_time = torch.zeros(n, len(sc.feet), **f32)
+        self.foot_tip = torch.as_tensor(self._foot_tips(), **f32)  # (feet, 3) in each foot body
+        self.swing_peak = torch.zeros(n, len(sc.feet), **f32)  # max tip height over ground, this swing
+        self.swing_peak_on_landing = torch.zeros_like(self.swing_peak)
+        self.track_swing = "foot_clearance" in self._reward_plan[0]
         self.last_joint_vel = torch.zeros(n, m.nu, **f32)
         self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
         self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))
@@ -257,6 +264,16 @@ class LocomotionEnv(EnvBatch):
             self.walked = torch.zeros(n, **f32)
             self.cmd_disp = torch.zeros(n, 2, **f32)  # where the commands would have taken it
         self.refresh()
+
+    def _foot_tips(self) -> np.ndarray:
+        """Each foot body's tip in its own frame: the centre of its colliding geom farthest
+        from the body's origin (the foot sphere at the end of a calf), or the origin."""
+        m, tips = self.model, []
+        for b in self.scene.feet:
+            geoms = np.flatnonzero((m.geom_bodyid == b) & self.colliding)
+            far = max(geoms, key=lambda g: np.linalg.norm(m.geom_pos[g]), default=None)
+            tips.append(np.zeros(3) if far is None else m.geom_pos[far])
+        return np.array(tips, dtype=np.float64).reshape(-1, 3)
 
     def _spawn_lifts(self, k: int = 9) -> np.ndarray:
         """How far the base must rise above the default pose's height for no robot geom to
@@ -358,6 +375,10 @@ class LocomotionEnv(EnvBatch):
         self.first_contact = first_contact
         self.air_time_on_landing = self.air_time * first_contact
         self.air_time.add_(self.dt).mul_(~self.contact)  # in place: stays a normal tensor
+        if self.track_swing:  # swing peaks: only where a reward uses them
+            self.swing_peak_on_landing = self.swing_peak * first_contact
+            torch.maximum(self.swing_peak, self._foot_clearance(), out=self.swing_peak)
+            self.swing_peak.masked_fill_(self.contact, 0.0)  # in place: stays a normal tensor
         if self.grid is not None:  # for the curriculum: how far it went, how far it was asked to
             self.walked = (self.base_pos[:, :2] - self.spawn).norm(dim=1)
             # the commanded base-frame velocity, in the world frame
@@ -366,6 +387,14 @@ class LocomotionEnv(EnvBatch):
         self._sample_commands(self.episode_length_buf % self.resample_steps == 0)
         if self.heading_mode:
             self._steer()
+
+    def _foot_clearance(self) -> torch.Tensor:
+        """(N, feet) height of each foot tip above the ground under it."""
+        n, nf = self.num_envs, self.feet.numel()
+        pos = self.sim.xpos[:, self.feet].float().reshape(-1, 3)
+        quat = self.sim.xquat[:, self.feet].float().reshape(-1, 4)
+        tip = (pos + quat_rotate(quat, self.foot_tip.repeat(n, 1))).reshape(n, nf, 3)
+        return tip[..., 2] - self.field(tip[..., 0], tip[..., 1])
 
     def terminated(self) -> torch.Tensor:
         done = self.gravity_b[:, 2] > -self.cfg.max_tilt_cos
@@ -414,6 +443,7 @@ class LocomotionEnv(EnvBatch):
         self.delay = torch.where(mask[:, None, None], delay, self.delay)
         self.action_queue = self.action_queue.masked_fill(mask[:, None, None], 0.0)
         self.air_time.masked_fill_(rows, 0.0)
+        self.swing_peak.masked_fill_(rows, 0.0)
         self.last_joint_vel.masked_fill_(rows, 0.0)
         self._sample_commands(mask)
 
@@ -455,7 +485,12 @@ class LocomotionEnv(EnvBatch):
     def episode_log(self) -> dict[str, float]:
         log = super().episode_log()
         if self.grid is not None:  # one more read per iteration, not per step
-            log["Curriculum/terrain_level"] = float(self.levels.float().mean())
+            types = self.grid.cfg.types
+            counts = torch.bincount(self.types, minlength=len(types)).clamp(min=1)
+            sums = torch.zeros(len(types), device=self.device).index_add_(0, self.types, self.levels.float())
+            means = torch.cat([self.levels.float().mean()[None], sums / counts]).tolist()
+            log["Curriculum/terrain_level"] = means[0]
+            log.update({f"Curriculum/level_{kind}": v for kind, v in zip(types, means[1:], strict=True)})
         return log
 
     def deploy_spec(self) -> dict:
@@ -599,9 +634,18 @@ def feet_air_time(env: LocomotionEnv) -> torch.Tensor:
     return landed * (env.commands[:, :2].norm(dim=1) > 0.1)
 
 
+def foot_clearance(env: LocomotionEnv) -> torch.Tensor:
+    """At each landing, how far short of `foot_clearance_target` the foot's swing peaked, as
+    a share of it (0 at or above it); only while asked to move. A blind robot that lifts its
+    feet this high steps onto risers it cannot see (weight it negative)."""
+    target = env.cfg.foot_clearance_target
+    short = (1.0 - env.swing_peak_on_landing.clamp(max=target) / target) * env.first_contact
+    return short.sum(dim=1) * (env.commands[:, :2].norm(dim=1) > 0.1)
+
+
 LocomotionEnv.OBS_TERMS = OBS
 LocomotionEnv.REWARD_TERMS = {
     f.__name__: f
     for f in (alive, track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,
-              joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time)
+              joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time, foot_clearance)
 }

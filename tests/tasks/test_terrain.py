@@ -221,6 +221,9 @@ def test_curriculum_runs_in_the_env_and_envs_start_on_their_tiles():
     assert torch.equal(env.levels, want)
     log = env.episode_log()
     assert log["Curriculum/terrain_level"] == pytest.approx(env.levels.float().mean().item())
+    for j, kind in enumerate(env.grid.cfg.types):  # and each terrain type's own mean level
+        want = env.levels[env.types == j].float().mean().item()
+        assert log[f"Curriculum/level_{kind}"] == pytest.approx(want)
 
 
 def test_actions_reach_the_actuators_exactly_k_steps_later():
@@ -315,3 +318,42 @@ def test_heading_commands_steer_towards_the_target_heading():
     env.set_commands(0.5, 0.0, 0.3)
     env.step(torch.zeros(6, env.num_actions))
     assert not env.heading_mode and torch.allclose(env.commands[:, 2], torch.tensor(0.3))
+
+
+def test_foot_tips_sit_on_the_ground_standing_and_rise_with_the_base():
+    """The clearance the foot_clearance reward reads: each foot tip (the foot sphere's centre)
+    over the ground under it, from the height field's own data."""
+    env = simrl.make("quadruped", 2, cfg={"terrain": GRID, "push_vel": 0.0, "joint_pos_scale": (1.0, 1.0),
+                                          "rewards": {"foot_clearance": -1.0}}, seed=0)
+    np.testing.assert_allclose(env.foot_tip.numpy(), [[0, 0, -0.213]] * 4, atol=1e-6)
+    env.set_tiles(level=2, kind="stairs_up")
+    env.reset()  # then stand still on the centre of the raised top platform
+    env.sim.qpos[:, :2] = env.origins[2, env.grid.cfg.types.index("stairs_up"), :2].double()
+    env.sim.qvel[:] = 0.0
+    for _ in range(25):
+        env.step(torch.zeros(2, env.num_actions))
+    assert (env.base_pos[:, 2] > 0.5).all()  # the ground under the feet is not z = 0
+    clear = env._foot_clearance()
+    np.testing.assert_allclose(clear.numpy(), 0.02, atol=0.01)  # the sphere's radius: standing
+    # the same robot lifted 0.3 m: every tip is 0.3 m higher above the same ground
+    env.sim.qpos[:, 2] += 0.3
+    env.sim.forward()
+    np.testing.assert_allclose(env._foot_clearance().numpy(), clear.numpy() + 0.3, atol=1e-4)
+
+
+def test_foot_clearance_charges_the_shortfall_of_each_landing_swing():
+    env = simrl.make("quadruped", 3, cfg={"push_vel": 0.0, "rewards": {"foot_clearance": -1.0},
+                                          "foot_clearance_target": 0.1}, seed=0)
+    term = env.REWARD_TERMS["foot_clearance"]
+    env.swing_peak_on_landing = torch.tensor([[0.1, 0.05, 0.0, 0.3]] * 3)
+    env.first_contact = torch.tensor([[True, True, True, True], [False, True, False, True],
+                                      [True, True, True, True]])
+    env.commands[:] = torch.tensor([[0.5, 0, 0], [0.5, 0, 0], [0.0, 0, 0.5]])
+    # reached, half short, all short, over: 0 + 0.5 + 1 + 0; only landed feet; standing: 0
+    np.testing.assert_allclose(term(env).numpy(), [1.5, 0.5, 0.0], atol=1e-6)
+    # stepping: a foot on the ground has no swing peak; one in the air has a positive one
+    for _ in range(30):
+        env.step(0.5 * torch.randn(3, env.num_actions, generator=torch.Generator().manual_seed(0)))
+        assert (env.swing_peak[env.contact] == 0).all()
+        assert (env.swing_peak >= 0).all()
+    assert (env.swing_peak > 0).any()
