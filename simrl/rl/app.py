@@ -24,6 +24,7 @@ from simrl.errors import ConfigError, MissingFileError, UnknownNameError
 from simrl.registry import make
 from simrl.rl.runner import CheckpointError, Trainer, dist_info, latest_checkpoint, load_checkpoint
 from simrl.sim import resolve_device
+from simrl.terrain import override_terrain
 
 register_configs()
 
@@ -225,6 +226,8 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
     run_cfg.sim = cfg.sim if cfg.get("sim") else run_cfg.sim
     overrides = OmegaConf.to_container(cfg.task.cfg, resolve=True) if cfg.get("task") else {}
     task_cfg = OmegaConf.to_container(run_cfg.task.cfg, resolve=True)
+    if "terrain" in overrides:  # task.cfg.terrain.<field>=... changes the run's own ground
+        overrides["terrain"] = override_terrain(task_cfg.get("terrain"), overrides["terrain"])
     task_cfg.update(overrides)
     if not cfg.get("pushes", False) and "push_vel" in task_cfg:
         task_cfg["push_vel"] = 0.0
@@ -365,6 +368,8 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
           f"{cfg.episodes} episodes per command")
     results = []
     conditions = sim2sim_conditions(cfg)
+    if "terrain" in conditions:  # as in play: bare fields change the trained ground
+        conditions["terrain"] = override_terrain(meta["deploy"].get("terrain"), conditions["terrain"])
     if conditions:
         print(f"  conditions: {conditions}")
     for command in commands:

@@ -4,6 +4,6 @@
 batched torch sampling (height scans, spawn heights), `curriculum` the level rule.
 """
 
-from simrl.terrain.grid import Terrain, TerrainCfg, add_to_spec, generate, terrain_from
+from simrl.terrain.grid import Terrain, TerrainCfg, add_to_spec, generate, override_terrain, terrain_from
 
-__all__ = ["Terrain", "TerrainCfg", "add_to_spec", "generate", "terrain_from"]
+__all__ = ["Terrain", "TerrainCfg", "add_to_spec", "generate", "override_terrain", "terrain_from"]

@@ -94,6 +94,16 @@ def terrain_from(values: Any) -> TerrainCfg:
     return cfg
 
 
+
+def override_terrain(base: Any, over: Any) -> Any:
+    """A ground override over a run's own ground `base`: a whole ground (a config name, or
+    fields with a `name`, as `terrain=stairs` gives) replaces it; bare fields
+    (`task.cfg.terrain.border=7`) change only those fields of `base`, which alone would
+    otherwise describe a plane."""
+    if not isinstance(over, dict) or "name" in over:
+        return over
+    return {**terrain_from(base).to_dict(), **over}
+
 def _named(name: str) -> TerrainCfg:
     import yaml
 

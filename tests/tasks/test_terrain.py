@@ -357,3 +357,18 @@ def test_foot_clearance_charges_the_shortfall_of_each_landing_swing():
         assert (env.swing_peak[env.contact] == 0).all()
         assert (env.swing_peak >= 0).all()
     assert (env.swing_peak > 0).any()
+
+
+def test_a_bare_terrain_field_overrides_the_runs_ground_and_a_named_ground_replaces_it():
+    """play.py checkpoint=<rough run> task.cfg.terrain.border=7 evaluates the run's grid with a
+    7 m border, not a plane with one (a dict of fields without a name alone is a plane)."""
+    from simrl.terrain import override_terrain
+
+    rough = terrain_from("rough").to_dict()
+    wider = terrain_from(override_terrain(rough, {"border": 7.0}))
+    assert wider.name == "grid" and wider.border == 7.0 and wider.types == rough["types"]
+    assert terrain_from(override_terrain("rough", {"border": 7.0})) == wider  # a name as the base
+    stairs = terrain_from("stairs").to_dict()
+    assert override_terrain(rough, stairs) == stairs  # terrain=stairs: the whole ground
+    assert override_terrain(rough, "flat") == "flat"
+    assert terrain_from(override_terrain(None, {"border": 7.0})).name == "flat"  # a plane stays one
