@@ -5,13 +5,14 @@ the same config always gives the same ground.
     terrain = generate(cfg)                        # Terrain(heights, origins, ...)
     add_to_spec(spec, terrain)                     # box geoms and an hfield, in place of a plane
 
-Flat and stair tiles are built of box geoms, one stacked box per step (a
-pyramid of stairs is a stack of shrinking boxes): a foot on a box top makes one contact, as on
-a plane, and risers are vertical faces. Rubble, slopes and obstacles are one MuJoCo height
-field, which under the boxes sinks out of the way. (A height field makes 1-3 contacts per foot
-on flat ground, depending on where the foot sits in a cell, and policies trained on the plane
-lost tracking and fell on it: docs/results.md. Boxes are not free either: MuJoCo C places every
-geom at every step, so obstacles, which would take ~75 boxes a tile, stay in the height field.)
+The whole grid is one MuJoCo height field by default. `box_types` builds piecewise-flat types
+(flat, stairs) of box geoms instead, one stacked box per step (a pyramid of stairs is a stack
+of shrinking boxes), with the height field sunk out of the way under them: a foot on a box top
+makes one contact, as on a plane, and risers are vertical faces, where a height field makes
+each riser a ramp one sample wide and 1-3 contacts per foot on flat ground. Boxes cost
+throughput (0.67x the env-steps/s of the rough grid on the CPU with box stairs: the world's
+BVH midphase, docs/benchmarks.md), so the rough grid trains on the height field and a second
+stage (configs/experiment/rough_stairs.yaml) on box stairs.
 
 Levels run along x, types along y; a flat border surrounds the grid. `origins[level, type]` is
 the centre of that tile's start platform (x, y, z). `heights` are the height field's samples in
@@ -46,12 +47,12 @@ class TerrainCfg:
     levels: tuple[float, float] = (0.0, 1.0)  # difficulty of the first and the last row
     tile_size: float = 8.0  # m, square
     horizontal_scale: float = 0.1  # m between height samples (legged_gym's)
-    border: float = 3.0  # m of flat ground around the grid
+    border: float = 7.0  # m of flat ground around the grid: robots that cross an edge tile stay on it
     platform: float = 2.0  # m, the flat start square at each tile's centre
     seed: int = 0
-    # tile types built of stacked boxes; the rest (the border too) is height field. Any
-    # piecewise-flat type can be boxed; obstacles cost ~75 boxes a tile (see module docstring)
-    box_types: list[str] = field(default_factory=lambda: ["flat", "stairs_up", "stairs_down"])
+    # tile types built of stacked boxes (vertical risers); the rest (the border too) is height
+    # field. Any piecewise-flat type can be boxed, e.g. [stairs_up, stairs_down] (see module)
+    box_types: list[str] = field(default_factory=list)
     # per type, (at the easiest level, at the hardest)
     rough_height: tuple[float, float] = (0.01, 0.06)  # +- m
     rough_cell: float = 0.2  # m, the size of a rubble block

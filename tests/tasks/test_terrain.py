@@ -60,14 +60,14 @@ def test_slopes_rise_at_the_configured_grade():
 
 
 def test_boxes_rise_to_every_boxed_sample_and_stack_one_per_step():
-    t = generate(terrain_from(GRID))
+    t = generate(terrain_from({**GRID, "box_types": ["stairs_up", "stairs_down"]}))
     top = np.full(t.heights.shape, -np.inf)  # the highest box top over each sample
     for r0, r1, c0, c1, h in t.boxes:
         r0, r1, c0, c1 = int(r0), int(r1), int(c0), int(c1)
         top[r0:r1, c0:c1] = np.maximum(top[r0:r1, c0:c1], h)
     np.testing.assert_allclose(top[t.boxed], t.heights[t.boxed])  # the ground a foot meets
     assert np.isinf(top[~t.boxed]).all()  # height-field samples: no box
-    # stairs are boxes; rubble, slopes and obstacles are the height field's
+    # the boxed stairs are boxes; rubble, slopes and obstacles are the height field's
     n, b = round(t.cfg.tile_size / t.hs), round(t.cfg.border / t.hs)
     for kind, boxed in (("stairs_up", True), ("stairs_down", True), ("obstacles", False),
                         ("rough", False), ("slope_up", False)):
@@ -120,9 +120,10 @@ def test_box_tiles_collide_like_the_plane_and_the_height_field_does_not():
 
 
 def test_stair_risers_are_vertical_faces():
-    """A horizontal ray at mid-riser height hits the first step's face where the step begins
-    (within a sample's half width), not a ramp one sample long."""
-    scene = assemble("quadruped", terrain={**GRID, "types": ["stairs_up"], "step_height": (0.1, 0.1)})
+    """Stairs of boxes: a horizontal ray at mid-riser height hits the first step's face where
+    the step begins (within a sample's half width), not a ramp one sample long."""
+    scene = assemble("quadruped", terrain={**GRID, "types": ["stairs_up"], "step_height": (0.1, 0.1),
+                                           "box_types": ["stairs_up"]})
     m, t = scene.model, scene.terrain
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
@@ -142,8 +143,8 @@ def test_episode_friction_and_damping_reach_every_contact_on_the_terrain():
     """The per-episode ground friction and contact damping ratio are each world's, in every
     contact, whichever of the terrain's many geoms (boxes, height field) a foot touches."""
     env = simrl.make("quadruped", 3, seed=0, cfg={
-        "terrain": {**GRID, "types": ["stairs_up", "rough"]}, "friction": (0.3, 1.2),
-        "ground_dampratio": (0.5, 0.9), "push_vel": 0.0})
+        "terrain": {**GRID, "types": ["stairs_up", "rough"], "box_types": ["stairs_up"]},
+        "friction": (0.3, 1.2), "ground_dampratio": (0.5, 0.9), "push_vel": 0.0})
     env.reset()
     for _ in range(10):
         env.step(torch.zeros(3, env.num_actions))
@@ -283,11 +284,13 @@ def test_bad_terrain_and_history_configs_are_refused_by_name():
 
 @pytest.mark.mjwarp
 def test_terrain_grid_on_mujoco_warp():
-    """The height field collides with the robot's geoms on MuJoCo Warp too (Warp's CPU device):
-    standing on its tile, a robot's feet touch the ground and nothing diverges; every model
-    field the task randomizes exists per world there."""
+    """The height field and box stairs collide with the robot's geoms on MuJoCo Warp too (Warp's
+    CPU device): standing on its tile (world 0 on boxes, world 1 on the height field), a robot's
+    feet touch the ground and nothing diverges; every model field the task randomizes exists
+    per world there."""
     env = simrl.make("quadruped", 2, backend="mjwarp", device="cpu", seed=0,
-                     cfg={"terrain": {**GRID, "types": ["stairs_up", "rough"], "platform": 2.0},
+                     cfg={"terrain": {**GRID, "types": ["stairs_up", "rough"], "platform": 2.0,
+                                      "box_types": ["stairs_up"]},
                           "push_vel": 0.0, "spawn_xy": 0.2})  # all four feet on the platform
     env.set_tiles(level=1)
     obs, _ = env.reset()
