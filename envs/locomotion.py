@@ -229,6 +229,9 @@ class LocomotionEnv(EnvBatch):
         self.swing_peak = torch.zeros(n, len(sc.feet), **f32)  # max tip height over ground, this swing
         self.swing_peak_on_landing = torch.zeros_like(self.swing_peak)
         self.track_swing = "foot_clearance" in self._reward_plan[0]
+        if self.track_swing and not self.cfg.foot_clearance_target > 0:
+            raise ConfigError(f"foot_clearance_target must be > 0 m (the swing height the foot_clearance "
+                              f"reward asks for), got {self.cfg.foot_clearance_target}")
         self.last_joint_vel = torch.zeros(n, m.nu, **f32)
         self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
         self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))

@@ -360,6 +360,8 @@ def test_foot_clearance_charges_the_shortfall_of_each_landing_swing():
         assert (env.swing_peak[env.contact] == 0).all()
         assert (env.swing_peak >= 0).all()
     assert (env.swing_peak > 0).any()
+    with pytest.raises(ConfigError, match="foot_clearance_target must be > 0 m"):
+        simrl.make("quadruped", 1, cfg={"rewards": {"foot_clearance": -1.0}, "foot_clearance_target": 0.0})
 
 
 def test_a_bare_terrain_field_overrides_the_runs_ground_and_a_named_ground_replaces_it():
