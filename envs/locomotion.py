@@ -270,7 +270,8 @@ class LocomotionEnv(EnvBatch):
 
     def _foot_tips(self) -> np.ndarray:
         """Each foot body's tip in its own frame: the centre of its colliding geom farthest
-        from the body's origin (the foot sphere at the end of a calf), or the origin."""
+        from the body's origin (the foot sphere at the end of a calf; a toe geom of a biped's
+        foot, as G1's), or the origin."""
         m, tips = self.model, []
         for b in self.scene.feet:
             geoms = np.flatnonzero((m.geom_bodyid == b) & self.colliding)
