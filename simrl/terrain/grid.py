@@ -95,7 +95,6 @@ def terrain_from(values: Any) -> TerrainCfg:
     return cfg
 
 
-
 def override_terrain(base: Any, over: Any) -> Any:
     """A ground override over a run's own ground `base`: a whole ground (a config name, or
     fields with a `name`, as `terrain=stairs` gives) replaces it; bare fields
@@ -104,6 +103,7 @@ def override_terrain(base: Any, over: Any) -> Any:
     if not isinstance(over, dict) or "name" in over:
         return over
     return {**terrain_from(base).to_dict(), **over}
+
 
 def _named(name: str) -> TerrainCfg:
     import yaml

@@ -365,14 +365,15 @@ def test_foot_clearance_charges_the_shortfall_of_each_landing_swing():
 
 
 def test_a_bare_terrain_field_overrides_the_runs_ground_and_a_named_ground_replaces_it():
-    """play.py checkpoint=<rough run> task.cfg.terrain.border=7 evaluates the run's grid with a
-    7 m border, not a plane with one (a dict of fields without a name alone is a plane)."""
+    """play.py checkpoint=<rough run> task.cfg.terrain.border=5 evaluates the run's grid with a
+    5 m border, not a plane with one (a dict of fields without a name alone is a plane)."""
     from simrl.terrain import override_terrain
 
     rough = terrain_from("rough").to_dict()
-    wider = terrain_from(override_terrain(rough, {"border": 7.0}))
-    assert wider.name == "grid" and wider.border == 7.0 and wider.types == rough["types"]
-    assert terrain_from(override_terrain("rough", {"border": 7.0})) == wider  # a name as the base
+    assert rough["border"] != 5.0  # so the override below shows
+    wider = terrain_from(override_terrain(rough, {"border": 5.0}))
+    assert wider.name == "grid" and wider.border == 5.0 and wider.types == rough["types"]
+    assert terrain_from(override_terrain("rough", {"border": 5.0})) == wider  # a name as the base
     stairs = terrain_from("stairs").to_dict()
     assert override_terrain(rough, stairs) == stairs  # terrain=stairs: the whole ground
     assert override_terrain(rough, "flat") == "flat"
