@@ -8,6 +8,7 @@
     python -m simrl.bench graphs --device cuda   # mjwarp with CUDA graphs on vs off, no CPU baseline
     python -m simrl.bench launches        # Warp launches, host syncs, torch ops per env step
     python -m simrl.bench --quick         # small sizes, for CI
+    python -m simrl.bench learn task=quadruped seeds=3 iterations=300   # learning speed over seeds
 
 On a CUDA machine the sim and env modes also time mjwarp at 1024 / 4096 / 16384 worlds with
 CUDA graphs on and off (the sim layer alone, and the whole quadruped task).
@@ -427,9 +428,15 @@ def bench_ranks(total_envs: int, ranks: int, iterations: int, repeats: int, task
 
 
 def main(argv: list[str] | None = None) -> None:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["learn"]:  # key=value words, as train.py takes them (simrl.rl.learnbench)
+        from simrl.rl.learnbench import main as learn_main
+
+        learn_main(words[1:])
+        return
     p = argparse.ArgumentParser(prog="python -m simrl.bench", description=__doc__.split("\n")[0])
     p.add_argument("mode", nargs="?", default="sim",
-                   choices=("sim", "env", "export", "iteration", "ranks", "launches", "graphs"))
+                   choices=("sim", "env", "export", "iteration", "ranks", "launches", "graphs", "learn"))
     p.add_argument("--what", default="task", choices=("sim", "task"),
                    help="graphs mode: the sim layer alone or the whole quadruped task")
     p.add_argument("--backend", default="auto", choices=("auto", "mujoco", "mjwarp"),

@@ -1,7 +1,8 @@
 """Training curves from run dirs: `python -m simrl.plot RUN_DIR... [-o curves.png]`.
 
-Reads each run's metrics.csv. With several runs (the seeds of a sweep) each metric is drawn as
-their mean with a min-max band; `--separate` draws one line per run instead.
+Reads each run's metrics.csv, or a CSV file with a `seed` column (the learning benchmark's
+learn.csv: one series per seed). With several runs (the seeds of a sweep) each metric is drawn
+as their mean with a min-max band; `--separate` draws one line per run instead.
 """
 
 from __future__ import annotations
@@ -15,20 +16,37 @@ import numpy as np
 
 from simrl.errors import ConfigError, MissingFileError, exit_on_user_error
 
-DEFAULT_METRICS = ("mean_reward", "mean_episode_length", "Episode_Reward/track_lin_vel", "steps_per_s")
+DEFAULT_METRICS = ("mean_reward", "mean_episode_length", "Episode_Reward/track_lin_vel", "steps_per_s",
+                   "worst_lin_vel_error", "worst_fall_share")
 
 
-def read_metrics(run_dir: str | Path) -> dict[str, np.ndarray]:
-    path = Path(run_dir) / "metrics.csv"
+def _columns(rows: list[dict[str, str]]) -> dict[str, np.ndarray]:
+    return {key: np.array([float(r[key]) if r.get(key) not in (None, "") else math.nan for r in rows])
+            for key in rows[0]}
+
+
+def read_runs(source: str | Path) -> list[tuple[str, dict[str, np.ndarray]]]:
+    """(name, columns) per run: a run dir's metrics.csv, or each seed of a CSV with a seed column."""
+    path = Path(source)
+    if path.is_dir():
+        path = path / "metrics.csv"
     if not path.is_file():
-        raise MissingFileError(f"no metrics.csv in '{run_dir}': pass run dirs written by train.py")
+        raise MissingFileError(f"no metrics.csv in '{source}': pass run dirs written by train.py "
+                               f"or a learn.csv of `python -m simrl.bench learn`")
     rows = list(csv.DictReader(open(path)))
     if not rows:
         raise ConfigError(f"'{path}' has no rows yet: plot the run after its first iteration")
-    cols: dict[str, np.ndarray] = {}
-    for key in rows[0]:
-        cols[key] = np.array([float(r[key]) if r.get(key) not in (None, "") else math.nan for r in rows])
-    return cols
+    if "env_steps" not in rows[0]:
+        raise ConfigError(f"'{path}' has no env_steps column: not a metrics.csv or learn.csv")
+    if "seed" not in rows[0]:
+        return [(path.parent.name if path.name == "metrics.csv" else path.stem, _columns(rows))]
+    seeds = sorted({r["seed"] for r in rows}, key=float)
+    return [(f"seed {s}", _columns([r for r in rows if r["seed"] == s])) for s in seeds]
+
+
+def read_metrics(run_dir: str | Path) -> dict[str, np.ndarray]:
+    """One run's columns (a run dir's metrics.csv)."""
+    return read_runs(run_dir)[0][1]
 
 
 def plot_runs(run_dirs: list[str | Path], out: str | Path, metrics=DEFAULT_METRICS,
@@ -38,7 +56,7 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path, metrics=DEFAULT_METRI
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs = [(Path(d), read_metrics(d)) for d in run_dirs]
+    runs = [run for d in run_dirs for run in read_runs(d)]
     wanted, metrics = list(metrics), [m for m in metrics if any(m in cols for _, cols in runs)]
     if not metrics:
         found = sorted({k for _, cols in runs for k in cols} - {"iteration", "env_steps"})
@@ -48,7 +66,7 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path, metrics=DEFAULT_METRI
         series = [(d, c["env_steps"], c[metric]) for d, c in runs if metric in c]
         if separate or len(series) == 1:
             for d, x, y in series:
-                ax.plot(x, y, label=d.name, lw=1.2)
+                ax.plot(x, y, label=d, lw=1.2)
         else:
             n = min(len(x) for _, x, _ in series)
             x = series[0][1][:n]
@@ -69,7 +87,7 @@ def plot_runs(run_dirs: list[str | Path], out: str | Path, metrics=DEFAULT_METRI
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m simrl.plot", description=__doc__.split("\n")[0])
-    p.add_argument("runs", nargs="+", help="run dirs (each with metrics.csv)")
+    p.add_argument("runs", nargs="+", help="run dirs (each with metrics.csv) or learn.csv files")
     p.add_argument("-o", "--out", default="curves.png")
     p.add_argument("-m", "--metrics", nargs="+", default=list(DEFAULT_METRICS))
     p.add_argument("--separate", action="store_true", help="one line per run, no mean/spread")

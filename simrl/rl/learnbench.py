@@ -1,0 +1,312 @@
+"""The learning benchmark: how fast a task is learned, over seeds, by a fixed evaluation protocol.
+
+    python -m simrl.bench learn task=quadruped seeds=3 iterations=300
+    python -m simrl.bench learn robot=unitree_go1 seeds=3 iterations=250 out=runs/learn/go1
+    python -m simrl.bench learn seeds=3 iterations=200 checkout=/path/to/old/tree   # another commit
+
+Each seed trains as `train.py seed=<s> max_iterations=<iterations>` would (any other `key=value`
+is a train override: `task=`, `robot=`, `task.cfg.<field>=`, `agent.<...>=`), saving a checkpoint
+every `eval_every` iterations; each checkpoint is then evaluated exactly as `play.py` evaluates it
+(`simrl.play`: one full episode in each of `eval_envs` envs per command, pushes off, seed 123).
+A checkpoint meets the criterion where, on every command, the lin-vel error is at most
+`max_lin_vel_error` m/s (tasks that track commands) and at most `max_fall_share` of episodes end
+by termination (and, if set, the mean return is at least `min_return`).
+
+Printed: per seed and checkpoint the figures, then per seed the first checkpoint that meets the
+criterion with its env steps and training minutes, and the median and worst seed. Written into
+`out`: one run dir per seed, `learn.csv` (one row per seed and checkpoint; draw it with
+`python -m simrl.plot <out>/learn.csv`), `learn.md` (the tables). Seeds and evaluations run in
+subprocesses (with `checkout=`, in that source tree's code); rerunning the same command skips
+seeds whose last checkpoint exists and evaluations already stored, so an interrupted benchmark
+loses only the work in flight.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simrl.errors import ConfigError, MissingFileError
+
+PLAY_COMMANDS = ((0.5, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, 0.0))  # play.yaml's
+
+
+@dataclass
+class Criterion:
+    """When a policy counts as having learned the task (the walking criterion by default)."""
+
+    max_lin_vel_error: float = 0.2  # m/s, on every tracked command
+    max_fall_share: float = 0.05  # of episodes ended by termination, on every command
+    min_return: float | None = None  # mean episode return, on every command; None: not checked
+
+    def failures(self, results: list[dict[str, Any]]) -> list[str]:
+        """What misses the criterion in one checkpoint's evaluation (empty: it is met)."""
+        if not results:
+            return ["no evaluation"]
+        out = []
+        for r in results:
+            cmd = r.get("command")
+            where = f"cmd {cmd}" if cmd is not None else "episodes"
+            if cmd is not None and not r["lin_vel_error"] <= self.max_lin_vel_error:
+                out.append(f"{where}: lin-vel error {r['lin_vel_error']:.3f} > {self.max_lin_vel_error}")
+            if not r["fall_share"] <= self.max_fall_share:
+                out.append(f"{where}: falls {r['fall_share']:.1%} > {self.max_fall_share:.0%}")
+            if self.min_return is not None and not r["mean_return"] >= self.min_return:
+                out.append(f"{where}: return {r['mean_return']:.2f} < {self.min_return}")
+        return out
+
+    def met(self, results: list[dict[str, Any]]) -> bool:
+        return not self.failures(results)
+
+
+@dataclass
+class LearnCfg:
+    seeds: list[int] = field(default_factory=lambda: [1, 2, 3])
+    iterations: int = 300
+    eval_every: int = 50
+    eval_envs: int = 64
+    out: Path | None = None
+    checkout: Path | None = None  # another source tree whose code trains and evaluates
+    criterion: Criterion = field(default_factory=Criterion)
+    overrides: list[str] = field(default_factory=list)  # train.py overrides
+
+    @property
+    def checkpoints(self) -> list[int]:
+        its = list(range(self.eval_every, self.iterations + 1, self.eval_every))
+        return its if its and its[-1] == self.iterations else [*its, self.iterations]
+
+
+def parse_args(argv: list[str]) -> LearnCfg:
+    """`key=value` words: the benchmark's own keys, the criterion's, and train overrides."""
+    cfg, crit = LearnCfg(), Criterion()
+    for word in argv:
+        if "=" not in word:
+            raise ConfigError(f"learn takes key=value words (e.g. seeds=3 iterations=300 task=quadruped), "
+                              f"got '{word}'")
+        key, value = word.split("=", 1)
+        try:
+            if key == "seeds":
+                v = json.loads(value)
+                cfg.seeds = list(range(1, int(v) + 1)) if isinstance(v, int) else [int(s) for s in v]
+            elif key in ("iterations", "eval_every", "eval_envs"):
+                setattr(cfg, key, int(value))
+            elif key in ("out", "checkout"):
+                setattr(cfg, key, Path(value))
+            elif key in ("max_lin_vel_error", "max_fall_share"):
+                setattr(crit, key, float(value))
+            elif key == "min_return":
+                crit.min_return = None if value in ("null", "none", "") else float(value)
+            elif key in ("seed", "max_iterations", "agent.save_interval", "hydra.run.dir"):
+                raise ConfigError(f"'{key}' is set by the benchmark: use seeds=, iterations=, "
+                                  f"eval_every=, out=")
+            else:
+                cfg.overrides.append(word)
+        except (ValueError, TypeError, json.JSONDecodeError) as e:
+            raise ConfigError(f"bad value for {key}: '{value}' ({e})") from None
+    cfg.criterion = crit
+    if not cfg.seeds or cfg.iterations < 1 or cfg.eval_every < 1 or cfg.eval_envs < 1:
+        raise ConfigError(f"seeds must name at least one seed and iterations, eval_every, eval_envs be >= 1; "
+                          f"got seeds={cfg.seeds} iterations={cfg.iterations} eval_every={cfg.eval_every} "
+                          f"eval_envs={cfg.eval_envs}")
+    if cfg.checkout is not None and not (cfg.checkout / "simrl" / "api.py").is_file():
+        raise MissingFileError(f"checkout={cfg.checkout} is not a simrl source tree (no simrl/api.py): "
+                               f"pass a `git worktree add <dir> <commit>` of this project")
+    if cfg.out is None:
+        task = next((w.split("=", 1)[1] for w in cfg.overrides if w.startswith("task=")), "quadruped")
+        cfg.out = Path("runs") / "learn" / f"{task}_{time.strftime('%Y-%m-%d_%H-%M-%S')}"
+    return cfg
+
+
+# the code each subprocess runs: the API of the tree on its PYTHONPATH (this one or checkout=)
+_TRAIN = "import sys, simrl; simrl.train(None, *sys.argv[2:], run_dir=sys.argv[1])"
+_PLAY = ("import json, sys, simrl; r = simrl.play(sys.argv[1], num_envs=int(sys.argv[2]), progress=False)"
+         ".results; open(sys.argv[3], 'w').write(json.dumps(r))")
+
+
+def _python(cfg: LearnCfg, code: str, *args: str, log: Path) -> None:
+    """Run `code` in a fresh interpreter on the chosen tree's code; its output goes to `log`."""
+    env = dict(os.environ)
+    cwd = None
+    if cfg.checkout is not None:
+        cwd = str(cfg.checkout.resolve())
+        env["PYTHONPATH"] = os.pathsep.join([cwd, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    with open(log, "a") as f:
+        r = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, stdout=f,
+                           stderr=subprocess.STDOUT)
+    if r.returncode:
+        tail = log.read_text().strip().splitlines()[-3:]
+        raise ConfigError(f"a benchmark subprocess failed (exit {r.returncode}); see {log}: "
+                          + " | ".join(tail))
+
+
+def train_seed(cfg: LearnCfg, seed: int) -> Path:
+    """Train one seed into out/seed<s> unless its last checkpoint is already there."""
+    run_dir = (cfg.out / f"seed{seed}").resolve()
+    if (run_dir / f"model_{cfg.iterations}.pt").is_file():
+        return run_dir
+    if run_dir.exists():  # a seed cut off mid-training: start it again (resume is not bit-exact)
+        shutil.rmtree(run_dir)
+    run_dir.mkdir(parents=True)
+    args = [f"seed={seed}", f"max_iterations={cfg.iterations}", f"agent.save_interval={cfg.eval_every}",
+            "progress=false", *cfg.overrides]
+    _python(cfg, _TRAIN, str(run_dir), *args, log=run_dir.parent / f"seed{seed}.train.log")
+    return run_dir
+
+
+def evaluate_checkpoint(cfg: LearnCfg, ckpt: Path) -> list[dict[str, Any]]:
+    """play.py's figures for one checkpoint, stored beside it (eval_<name>.json) for reruns."""
+    cache = ckpt.with_name(f"eval_{ckpt.stem}_{cfg.eval_envs}.json")
+    if not cache.is_file():
+        part = cache.with_suffix(".part")
+        _python(cfg, _PLAY, str(ckpt), str(cfg.eval_envs), str(part), log=ckpt.parent / "eval.log")
+        os.replace(part, cache)
+    return json.loads(cache.read_text())
+
+
+def training_time(run_dir: Path) -> dict[int, tuple[int, float]]:
+    """iteration -> (env steps, training minutes so far) from the run's metrics.csv."""
+    path = run_dir / "metrics.csv"
+    if not path.is_file():
+        raise MissingFileError(f"no metrics.csv in {run_dir}: was it trained by train.py?")
+    out, minutes = {}, 0.0
+    for row in csv.DictReader(open(path)):
+        minutes += (float(row["collect_s"]) + float(row["learn_s"])) / 60
+        out[int(row["iteration"])] = (int(float(row["env_steps"])), minutes)
+    return out
+
+
+def _label(cmd: list[float] | None) -> str:
+    return "episodes" if cmd is None else ",".join(f"{c:g}" for c in cmd)
+
+
+def seed_rows(cfg: LearnCfg, seed: int, run_dir: Path,
+              evals: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One CSV row per checkpoint: figures per command, the worst over commands, met or not."""
+    times = training_time(run_dir)
+    rows = []
+    for it, results in sorted(evals.items()):
+        steps, minutes = times.get(it, (math.nan, math.nan))
+        row: dict[str, Any] = {"seed": seed, "iteration": it, "env_steps": steps,
+                               "train_minutes": round(minutes, 3)}
+        for r in results:
+            lab = _label(r.get("command"))
+            if r.get("command") is not None:
+                row[f"lin_vel_error@{lab}"] = r["lin_vel_error"]
+            row[f"fall_share@{lab}"] = r["fall_share"]
+            row[f"mean_return@{lab}"] = r["mean_return"]
+        tracked = [r["lin_vel_error"] for r in results if r.get("command") is not None]
+        row["worst_lin_vel_error"] = max(tracked) if tracked else math.nan
+        row["worst_fall_share"] = max(r["fall_share"] for r in results)
+        row["met"] = int(cfg.criterion.met(results))
+        rows.append(row)
+    return rows
+
+
+def first_met(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((r for r in rows if r["met"]), None)
+
+
+def summarize(cfg: LearnCfg, rows: list[dict[str, Any]]) -> str:
+    """The tables as markdown: every checkpoint, then time to criterion per seed and over seeds."""
+    keys = [k for k in rows[0] if "@" in k and not k.startswith("mean_return")]
+    lines = ["| seed | iteration | " + " | ".join(keys) + " | met |",
+             "|---" * (len(keys) + 3) + "|"]
+    for r in rows:
+        vals = [f"{r[k]:.1%}" if k.startswith("fall") else f"{r[k]:.3f}" for k in keys]
+        met = "yes" if r["met"] else "no"
+        lines.append(f"| {r['seed']} | {r['iteration']} | " + " | ".join(vals) + f" | {met} |")
+    lines += ["", "| seed | first checkpoint meeting the criterion | env steps | training minutes |",
+              "|---|---|---|---|"]
+    firsts = []
+    for seed in cfg.seeds:
+        f = first_met([r for r in rows if r["seed"] == seed])
+        firsts.append(f)
+        cells = (f"{f['iteration']} | {f['env_steps'] / 1e6:.2f} M | {f['train_minutes']:.1f}" if f
+                 else f"not by {cfg.iterations} | - | -")
+        lines.append(f"| {seed} | {cells} |")
+    met = [f["iteration"] for f in firsts if f]
+    missed = len(firsts) - len(met)
+    median = statistics.median([*met, *[math.inf] * missed])
+    lines += ["", f"over {len(cfg.seeds)} seeds {cfg.seeds}: median first checkpoint "
+              f"{_it(median, cfg)}, worst {_it(max([*met, *[math.inf] * missed]), cfg)}; "
+              f"{len(met)} of {len(firsts)} seeds met the criterion by iteration {cfg.iterations}"]
+    for it in cfg.checkpoints:
+        at = [r for r in rows if r["iteration"] == it]
+        errs = [r["worst_lin_vel_error"] for r in at]
+        falls = [r["worst_fall_share"] for r in at]
+        if not at:
+            continue
+        lin = "" if all(math.isnan(e) for e in errs) else \
+            f"worst-command lin-vel error median {statistics.median(errs):.3f}, worst {max(errs):.3f} m/s; "
+        lines.append(f"- at {it}: {lin}worst-command falls median {statistics.median(falls):.1%}, "
+                     f"worst {max(falls):.1%}; {sum(r['met'] for r in at)}/{len(at)} seeds meet it")
+    return "\n".join(lines)
+
+
+def _it(value: float, cfg: LearnCfg) -> str:
+    return f"not by {cfg.iterations}" if math.isinf(value) else f"{value:g}"
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def run(cfg: LearnCfg, progress: bool = True) -> list[dict[str, Any]]:
+    """Train and evaluate every seed; print and write the tables; return the CSV rows."""
+    from tqdm.auto import tqdm
+
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    crit = cfg.criterion
+    tree = f"checkout {cfg.checkout}" if cfg.checkout else "this tree"
+    print(f"simrl learn: seeds {cfg.seeds}, {cfg.iterations} iterations, checkpoints {cfg.checkpoints}, "
+          f"{cfg.eval_envs} episodes per command, overrides {cfg.overrides or '-'}, code of {tree}, "
+          f"out {cfg.out}")
+    ret = f", return >= {crit.min_return}" if crit.min_return is not None else ""
+    print(f"criterion on every command: lin-vel error <= {crit.max_lin_vel_error} m/s, falls <= "
+          f"{crit.max_fall_share:.0%}{ret}")
+    rows: list[dict[str, Any]] = []
+    bar = tqdm(total=len(cfg.seeds) * (1 + len(cfg.checkpoints)), desc="learn", disable=not progress)
+    for seed in cfg.seeds:
+        bar.set_postfix_str(f"train seed {seed}")
+        run_dir = train_seed(cfg, seed)
+        bar.update()
+        evals = {}
+        for it in cfg.checkpoints:
+            bar.set_postfix_str(f"seed {seed} evaluate model_{it}")
+            ckpt = run_dir / f"model_{it}.pt"
+            if not ckpt.is_file():
+                raise MissingFileError(f"{ckpt} was not written: eval_every={cfg.eval_every} must match the "
+                                       f"run's save interval")
+            evals[it] = evaluate_checkpoint(cfg, ckpt)
+            bar.update()
+        rows += seed_rows(cfg, seed, run_dir, evals)
+        write_csv(cfg.out / "learn.csv", rows)  # after each seed: an interrupted run keeps its rows
+    bar.close()
+    text = summarize(cfg, rows)
+    (cfg.out / "learn.md").write_text(text + "\n")
+    print(text)
+    return rows
+
+
+def main(argv: list[str]) -> None:
+    cfg = parse_args(argv)
+    run(cfg)
+    csv_path = cfg.out / "learn.csv"
+    print(f"wrote {csv_path} (python -m simrl.plot {csv_path}) and {cfg.out / 'learn.md'}")
+    print("rerun: python -m simrl.bench learn " + " ".join(argv))

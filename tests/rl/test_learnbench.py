@@ -1,0 +1,89 @@
+"""The learning benchmark (simrl.rl.learnbench): criterion logic, a tiny real run, CSV -> plot."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from simrl.errors import UserError
+from simrl.rl.learnbench import Criterion, first_met, parse_args, run, seed_rows
+
+
+def _result(cmd, err, falls, ret=1.0):
+    return {"command": cmd, "lin_vel_error": err, "fall_share": falls, "mean_return": ret}
+
+
+def test_criterion_names_each_miss():
+    c = Criterion()
+    good = [_result([0.5, 0, 0], 0.15, 0.0), _result([0, 0, 0], 0.02, 0.03)]
+    assert c.met(good) and c.failures(good) == []
+    slow = [_result([0.5, 0, 0], 0.15, 0.0), _result([1.0, 0, 0], 0.31, 0.0)]
+    assert c.failures(slow) == ["cmd [1.0, 0, 0]: lin-vel error 0.310 > 0.2"]
+    falls = [_result([0.5, 0, 0], 0.1, 0.0625)]
+    assert not c.met(falls) and "falls 6.2% > 5%" in c.failures(falls)[0]
+    # a task without commands (cartpole): its lin-vel error is not judged, falls and return are
+    untracked = [_result(None, 9.9, 0.0, ret=50.0)]
+    assert c.met(untracked)
+    assert not Criterion(min_return=60.0).met(untracked)
+    assert not c.met([])
+
+
+def test_parse_args_splits_bench_keys_from_train_overrides(tmp_path):
+    cfg = parse_args(["task=cartpole", "seeds=2", "iterations=6", "eval_every=4", "max_fall_share=0.5",
+                      "task.cfg.push_vel=0.5", f"out={tmp_path}"])
+    assert cfg.seeds == [1, 2] and cfg.checkpoints == [4, 6]
+    assert cfg.criterion.max_fall_share == 0.5
+    assert cfg.overrides == ["task=cartpole", "task.cfg.push_vel=0.5"]
+    assert parse_args(["seeds=[3,7]"]).seeds == [3, 7]
+    for bad in (["seeds"], ["seeds=0"], ["iterations=x"], ["seed=4"], [f"checkout={tmp_path}"]):
+        with pytest.raises(UserError):
+            parse_args(bad)
+
+
+def test_seed_rows_first_checkpoint_and_minutes(tmp_path):
+    """Rows carry env steps and training minutes from metrics.csv; the first met one is found."""
+    with open(tmp_path / "metrics.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["iteration", "env_steps", "collect_s", "learn_s"])
+        for it in range(1, 5):
+            w.writerow([it, 100 * it, 20.0, 10.0])  # 0.5 min per iteration
+    cfg = parse_args(["iterations=4", "eval_every=2"])
+    evals = {2: [_result([0.5, 0, 0], 0.4, 0.0)], 4: [_result([0.5, 0, 0], 0.1, 0.0)]}
+    rows = seed_rows(cfg, 1, tmp_path, evals)
+    assert [r["met"] for r in rows] == [0, 1]
+    f = first_met(rows)
+    assert f["iteration"] == 4 and f["env_steps"] == 400 and f["train_minutes"] == pytest.approx(2.0)
+    assert rows[0]["lin_vel_error@0.5,0,0"] == 0.4
+
+
+def test_tiny_cartpole_run_fails_then_passes_and_plots(tmp_path, capsys):
+    """2 seeds x 2 iterations of cartpole really train and evaluate (in subprocesses, as
+    play.py does): the pole falls in every episode, so the default criterion is missed; a
+    criterion that tolerates every fall is met at the first checkpoint, from the stored runs
+    and evaluations (nothing retrained). The CSV draws through simrl.plot."""
+    from simrl.plot import main as plot_main
+    from simrl.plot import read_runs
+
+    out = tmp_path / "learn"
+    args = ["task=cartpole", "num_envs=32", "seeds=2", "iterations=2", "eval_every=2", "eval_envs=8",
+            f"out={out}"]
+    rows = run(parse_args(args), progress=False)
+    assert [(r["seed"], r["iteration"]) for r in rows] == [(1, 2), (2, 2)]
+    assert all(r["worst_fall_share"] > 0.05 and r["met"] == 0 for r in rows)
+    text = capsys.readouterr().out
+    assert "0 of 2 seeds met the criterion by iteration 2" in text and "| 1 | not by 2 |" in text
+
+    trained = (out / "seed1" / "model_2.pt").stat().st_mtime_ns
+    rows = run(parse_args([*args, "max_fall_share=1.0"]), progress=False)
+    assert all(r["met"] == 1 for r in rows)
+    assert (out / "seed1" / "model_2.pt").stat().st_mtime_ns == trained
+    text = capsys.readouterr().out
+    assert "2 of 2 seeds met the criterion by iteration 2" in text and "median first checkpoint 2," in text
+
+    runs = read_runs(out / "learn.csv")
+    assert [name for name, _ in runs] == ["seed 1", "seed 2"]
+    assert list(runs[0][1]["met"]) == [1.0]
+    png = tmp_path / "learn.png"
+    plot_main([str(out / "learn.csv"), "-o", str(png), "-m", "worst_fall_share", "mean_return@episodes"])
+    assert png.stat().st_size > 1000
