@@ -6,14 +6,17 @@
     python train.py resume=runs/quadruped/<run>      # continue from the latest checkpoint
     python train.py -m seed=1,2,3                    # sweep (Hydra multirun)
     python train.py task.cfg.push_vel=0.5            # a task config field (envs/<task>.py)
+    python train.py robot=/path/to/my_dog.yaml       # a robot config anywhere (or configs/robot/<name>)
     python train.py logger=wandb                     # W&B beside TensorBoard (pip install wandb)
 """
+
+import sys
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from simrl.config import register_configs
+from simrl.config import cli_overrides, register_configs
 from simrl.errors import exit_on_user_error
 
 
@@ -27,4 +30,5 @@ def main(cfg: DictConfig) -> None:
 
 if __name__ == "__main__":
     register_configs()  # task.cfg nodes from the task dataclasses, before Hydra composes
+    sys.argv[1:] = cli_overrides(sys.argv[1:])  # robot=/path/to/robot.yaml -> task.cfg.robot=...
     main()

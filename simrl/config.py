@@ -43,6 +43,24 @@ def register_configs() -> None:
     store.store(group=GROUP, name="overrides", node=_open_node({}))
 
 
+def robot_path_override(word: str) -> str:
+    """`robot=<path to a yaml>` as `task.cfg.robot=<absolute path>`: Hydra reads `robot=` as an
+    option of the configs/robot group, so a file anywhere else would not be found there."""
+    key, sep, value = word.partition("=")
+    text = value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+    if not sep or key != "robot" or not (text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text):
+        return word
+    from pathlib import Path
+
+    path = str(Path(text).expanduser().resolve()).replace("\\", "\\\\").replace("'", "\\'")
+    return f"task.cfg.robot='{path}'"
+
+
+def cli_overrides(words: Sequence[str]) -> list[str]:
+    """The apps' command-line overrides with the robot path rewrite applied."""
+    return [robot_path_override(w) for w in words]
+
+
 def compose(name: str, overrides: Sequence[str] = (), hydra: bool = False) -> DictConfig:
     """Config `name` (train, play, export) with CLI-style `overrides`, as the app composes it.
 
@@ -59,6 +77,6 @@ def compose(name: str, overrides: Sequence[str] = (), hydra: bool = False) -> Di
     gh.clear()
     try:
         with initialize_config_dir(config_dir=str(CONFIGS), version_base=None, job_name=name):
-            return hydra_compose(name, overrides=list(overrides), return_hydra_config=hydra)
+            return hydra_compose(name, overrides=cli_overrides(overrides), return_hydra_config=hydra)
     finally:
         gh.hydra = saved

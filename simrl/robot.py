@@ -264,6 +264,28 @@ def _check_names(spec: mujoco.MjSpec, robot: RobotCfg) -> None:
         raise ConfigError(f"robot '{robot.name}': collision=feet_only needs foot_geoms")
 
 
+def _check_actuated(model: mujoco.MjModel, robot: RobotCfg) -> None:
+    """Every joint the MJCF actuates must be a policy joint: assembly replaces the MJCF's
+    actuators with the policy's, so a joint left out would hang limp with no motor."""
+    actuated = [model.joint(int(model.actuator_trnid[a, 0])).name for a in range(model.nu)
+                if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT]
+    left_out = [j for j in dict.fromkeys(actuated) if j not in set(robot.joints)]
+    if left_out:
+        raise ConfigError(f"robot '{robot.name}': joints leaves out {left_out}, which the MJCF "
+                          f"({robot.source}) actuates: add them to joints (the policy drives every "
+                          f"actuated joint; without a motor they would hang limp)")
+
+
+def _check_gains(robot: RobotCfg, key: str, values: np.ndarray) -> None:
+    """kp and effort_limit > 0 on every joint; kd >= 0 (a servo without damping is allowed)."""
+    bad = ~(values >= 0) if key == "kd" else ~(values > 0)
+    if bad.any():
+        rule = ">= 0" if key == "kd" else "> 0"
+        wrong = {j: float(v) for j, v, b in zip(robot.joints, values, bad, strict=True) if b}
+        raise ConfigError(f"robot '{robot.name}': {key} must be {rule} on every joint, got {wrong}: "
+                          f"fix {key} in the robot config (a number, a list, or {{joint regex: value}})")
+
+
 def _mjcf_position_gains(model: mujoco.MjModel, joints: list[str]) -> dict[str, Any]:
     """kp, kd, effort limit of the MJCF's own position actuators on the joints (None if a joint
     has none, or a torque motor), and the ctrlrange of each joint that has one."""
@@ -302,6 +324,7 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
     except ValueError as e:
         raise ConfigError(f"robot '{robot.name}': its MJCF ({robot.source}) does not compile: {e}") from e
 
+    _check_actuated(original, robot)
     gains = _mjcf_position_gains(original, robot.joints)
     values = {}
     for k in ("kp", "kd", "effort_limit"):
@@ -313,6 +336,7 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
                 f"robot '{robot.name}': {k} is not set and the MJCF has no position actuator on "
                 f"every policy joint (torque motors?): give {k} in the robot config"
             )
+        _check_gains(robot, k, np.asarray(v, dtype=float))
         values[k] = v
 
     # default pose: the keyframe's joints, or per-joint angles over qpos0

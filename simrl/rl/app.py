@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from simrl.config import register_configs
 from simrl.errors import ConfigError, MissingFileError, UnknownNameError
@@ -80,6 +80,18 @@ def build_env(cfg: DictConfig, num_envs: int | None = None, seed: int | None = N
     return env, kind
 
 
+def _inline_robot_file(cfg: DictConfig) -> None:
+    """A robot yaml given by path (task.cfg.robot=/path, robot=/path) goes into the run's config
+    by value, so the run replays after the file moves or changes."""
+    from simrl.robot import load_robot, robot_names
+
+    node = cfg.task.get("cfg")
+    robot = node.get("robot") if node is not None else None
+    if isinstance(robot, str) and robot not in robot_names():
+        with open_dict(cfg):
+            cfg.task.cfg.robot = load_robot(robot).to_dict()
+
+
 def _robot(cfg: DictConfig) -> dict | None:
     """The robot=<name> choice (configs/robot/<name>.yaml) as plain data; None: the task's."""
     robot = cfg.get("robot")
@@ -110,6 +122,7 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     world, rank, _ = dist_info()
     make_writer(cfg, None)  # a bad or missing logger fails before the env is built
     seed_everything(cfg.seed + rank)
+    _inline_robot_file(cfg)
     env, kind = build_env(cfg)
     iterations = cfg.max_iterations
     if iterations is None:

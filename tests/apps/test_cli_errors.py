@@ -120,3 +120,29 @@ def test_only_user_errors_are_shortened(capsys):
     assert capsys.readouterr().err == "simrl: error: two lines\n"
     with pytest.raises(ValueError, match="a bug"), exit_on_user_error():
         raise ValueError("a bug")  # not a user error: keeps its traceback
+
+
+def test_robot_path_on_the_command_line(tmp_path):
+    """`robot=/path/to/robot.yaml` loads that file (Hydra alone would look in configs/robot)."""
+    import subprocess
+    import sys
+
+    import yaml
+
+    from simrl import ROOT
+    from simrl.config import compose
+
+    fields = yaml.safe_load((ROOT / "configs" / "robot" / "quadruped.yaml").read_text())
+    fields["name"] = "my_dog"
+    path = tmp_path / "my dog.yaml"
+    path.write_text(yaml.safe_dump(fields))
+    assert compose("train", [f"robot={path}"]).task.cfg.robot == str(path)
+    assert compose("train", ["robot=unitree_go1"]).robot.name == "unitree_go1"  # a shipped one: as before
+    r = subprocess.run([sys.executable, "train.py", f"robot={path}", "num_envs=4", "max_iterations=1",
+                        "agent.num_steps_per_env=2", "progress=false", f"hydra.run.dir={tmp_path / 'run'}"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "name: my_dog" in (tmp_path / "run" / "config.yaml").read_text()
+    r = subprocess.run([sys.executable, "train.py", f"robot={tmp_path / 'none.yaml'}", "max_iterations=1"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 1 and "robot config" in r.stderr and "not found" in r.stderr, r.stderr

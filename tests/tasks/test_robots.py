@@ -184,3 +184,26 @@ def test_contact_model_fields_set_the_cone_and_the_robots_condim():
                               ("impratio", 0.5, "impratio must be >= 1")):
         with pytest.raises(ConfigError, match=msg):
             load_robot({**go1, field: value})
+
+
+def test_a_joints_list_that_leaves_out_an_actuated_joint_is_refused():
+    go1 = load_robot("unitree_go1").to_dict()
+    go1["joints"] = [j for j in go1["joints"] if j != "RL_calf_joint"]
+    with pytest.raises(ConfigError, match=r"joints leaves out \['RL_calf_joint'\], which the MJCF"):
+        assemble(go1)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("kp", 0.0, r"kp must be > 0 on every joint, got \{'FR_hip_joint': 0.0"),
+    ("kp", {".*_calf_joint": -5.0, ".*": 35.0}, r"kp must be > 0 on every joint, got \{'FR_calf_joint'"),
+    ("kd", -0.5, r"kd must be >= 0 on every joint"),
+    ("effort_limit", 0.0, r"effort_limit must be > 0 on every joint"),
+])
+def test_zero_or_negative_gains_are_refused(field, value, message):
+    go1 = load_robot("unitree_go1").to_dict()
+    go1[field] = value
+    with pytest.raises(ConfigError, match=message):
+        assemble(go1)
+    go1[field] = load_robot("unitree_go1").to_dict()[field]
+    go1["kd"] = 0.0  # a servo without damping is a valid (if soft) choice
+    assert assemble(go1).kd.tolist() == [0.0] * 12
