@@ -14,6 +14,7 @@ import copy
 import csv
 import io
 import os
+import pickle
 import re
 import signal
 import time
@@ -52,9 +53,17 @@ def latest_checkpoint(path: str | Path) -> Path:
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:
+    """A checkpoint (file or run dir: its latest) read with `weights_only=True`: tensors and plain
+    containers only, so opening someone else's file cannot run the code a pickle may carry."""
     path = latest_checkpoint(path)
     try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as e:  # weights_only refused a global: not ours to run
+        found = re.search(r"Unsupported global: (GLOBAL \S+)", str(e))
+        what = found.group(1) if found else "objects other than tensors and plain containers"
+        raise CheckpointError(f"'{path}' holds {what}, which simrl does not unpickle (it loads with "
+                              f"weights_only=True, so a file cannot run code when opened); pass a "
+                              f"checkpoint written by simrl or rsl-rl") from None
     except Exception as e:  # torch raises many types for a truncated or foreign file
         raise CheckpointError(f"could not read checkpoint '{path}' ({type(e).__name__}: {e})") from e
     if not isinstance(ckpt, dict) or "actor_state_dict" not in ckpt:

@@ -40,3 +40,30 @@ def test_nan_injected_mid_training_is_reset_and_never_reaches_the_learner():
     norm = actor.obs_normalizer
     assert torch.isfinite(norm._mean).all() and torch.isfinite(norm._var).all()
     assert torch.isfinite(env.sim.qpos).all() and torch.isfinite(env.sim.qvel).all()
+
+
+def test_a_checkpoint_that_runs_code_when_unpickled_is_refused_unrun(cartpole_export, tmp_path):
+    """weights_only loading: a pickle that calls a function on load is refused by name, and the
+    function never runs; simrl's own checkpoints load as before."""
+    from pathlib import Path
+
+    import pytest
+    import torch
+
+    from simrl.rl.runner import CheckpointError, load_checkpoint
+
+    run_dir, _ = cartpole_export
+    good = load_checkpoint(run_dir)
+    assert "actor_state_dict" in good and good["infos"]["config"]["task"]["name"] == "cartpole"
+
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.touch, (marker,))
+
+    evil = tmp_path / "model_9.pt"
+    torch.save({**good, "infos": Payload()}, evil)
+    with pytest.raises(CheckpointError, match=r"holds GLOBAL \S+, which simrl does not unpickle"):
+        load_checkpoint(evil)
+    assert not marker.exists()
