@@ -223,6 +223,19 @@ def policy_from_checkpoint(env, checkpoint: str | Path, agent_cfg: dict):
     return policy, ckpt
 
 
+def play_episodes(cfg: DictConfig, default: int) -> int:
+    """Episodes per command: `episodes`, the one setting of both play modes; `num_envs`, its
+    older name from a checkpoint's one-episode-per-env batch, must agree with it."""
+    episodes, num_envs = cfg.get("episodes"), cfg.get("num_envs")
+    if episodes is not None and num_envs is not None and episodes != num_envs:
+        raise ConfigError(f"episodes={episodes} and num_envs={num_envs} disagree: both set the episodes "
+                          f"per command in play; pass only episodes=N")
+    n = next((v for v in (episodes, num_envs) if v is not None), default)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"episodes must be an int >= 1 (per command), got {n!r}")
+    return n
+
+
 def play(cfg: DictConfig) -> list[dict[str, Any]]:
     """Evaluate a checkpoint on each command of cfg.commands; print and return the figures."""
     from simrl.rl.evaluate import evaluate
@@ -234,7 +247,7 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
                           "policy=PATH/policy.onnx")
     run_cfg = run_dir_config(cfg.checkpoint)
     run_cfg.device = cfg.device
-    run_cfg.num_envs = cfg.num_envs
+    run_cfg.num_envs = play_episodes(cfg, default=64)  # one episode per env and command
     run_cfg.seed = cfg.seed
     run_cfg.sim = cfg.sim if cfg.get("sim") else run_cfg.sim
     overrides = OmegaConf.to_container(cfg.task.cfg, resolve=True) if cfg.get("task") else {}
@@ -377,8 +390,9 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
                           "metadata): export the checkpoint again with export.py")
     tracks = meta["deploy"]["tracks_commands"]
     commands = [tuple(c) for c in cfg.commands] if tracks else [(0.0, 0.0, 0.0)]
+    episodes = play_episodes(cfg, default=10)
     print(f"simrl play (sim-to-sim, MuJoCo C + onnxruntime): {cfg.policy} on {meta['task']}, "
-          f"{cfg.episodes} episodes per command")
+          f"{episodes} episodes per command")
     results = []
     conditions = sim2sim_conditions(cfg)
     if "terrain" in conditions:  # as in play: bare fields change the trained ground
@@ -386,7 +400,7 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
     if conditions:
         print(f"  conditions: {conditions}")
     for command in commands:
-        r = run_sim2sim(cfg.policy, command=command, episodes=cfg.episodes, seed=cfg.seed, **conditions)
+        r = run_sim2sim(cfg.policy, command=command, episodes=episodes, seed=cfg.seed, **conditions)
         r["command"] = list(command)
         results.append(r)
         if tracks:

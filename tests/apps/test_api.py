@@ -9,6 +9,7 @@ import pytest
 import simrl
 from simrl.api import hydra_value, overrides_from
 from simrl.config import compose
+from simrl.errors import ConfigError
 
 
 def test_keyword_values_become_the_same_overrides_as_the_command_line():
@@ -43,3 +44,12 @@ def test_train_play_export_return_plain_results(tmp_path, monkeypatch):
     exported = simrl.export(run.run_dir, num_envs=4, num_check=20)
     assert exported.onnx.is_file() and exported.json.is_file()
     assert exported.report["max_abs_diff"] < 1e-4
+
+    # `episodes` means episodes per command from a checkpoint and from an exported policy alike
+    assert simrl.play(run.run_dir, episodes=3, progress=False).results[0]["episodes"] == 3
+    assert simrl.play(exported.onnx, episodes=2).results[0]["episodes"] == 2
+    assert simrl.play(run.run_dir, num_envs=5, progress=False).results[0]["episodes"] == 5  # older name
+    with pytest.raises(ConfigError, match="episodes=3 and num_envs=4 disagree"):
+        simrl.play(run.run_dir, episodes=3, num_envs=4)
+    with pytest.raises(ConfigError, match="episodes must be an int >= 1"):
+        simrl.play(run.run_dir, episodes=0)
