@@ -3,6 +3,7 @@
     python -m simrl.bench learn task=quadruped seeds=3 iterations=300
     python -m simrl.bench learn robot=unitree_go1 seeds=3 iterations=250 out=runs/learn/go1
     python -m simrl.bench learn seeds=3 iterations=200 checkout=/path/to/old/tree   # another commit
+    python -m simrl.bench learn seeds=3 iterations=200 first_eval=100   # skip the early checkpoints
 
 Each seed trains as `train.py seed=<s> max_iterations=<iterations>` would (any other `key=value`
 is a train override: `task=`, `robot=`, `task.cfg.<field>=`, `agent.<...>=`), saving a checkpoint
@@ -74,6 +75,7 @@ class LearnCfg:
     seeds: list[int] = field(default_factory=lambda: [1, 2, 3])
     iterations: int = 300
     eval_every: int = 50
+    first_eval: int | None = None  # the first checkpoint evaluated (None: eval_every)
     eval_envs: int = 64
     out: Path | None = None
     checkout: Path | None = None  # another source tree whose code trains and evaluates
@@ -82,7 +84,7 @@ class LearnCfg:
 
     @property
     def checkpoints(self) -> list[int]:
-        its = list(range(self.eval_every, self.iterations + 1, self.eval_every))
+        its = list(range(self.first_eval or self.eval_every, self.iterations + 1, self.eval_every))
         return its if its and its[-1] == self.iterations else [*its, self.iterations]
 
 
@@ -98,7 +100,7 @@ def parse_args(argv: list[str]) -> LearnCfg:
             if key == "seeds":
                 v = json.loads(value)
                 cfg.seeds = list(range(1, int(v) + 1)) if isinstance(v, int) else [int(s) for s in v]
-            elif key in ("iterations", "eval_every", "eval_envs"):
+            elif key in ("iterations", "eval_every", "eval_envs", "first_eval"):
                 setattr(cfg, key, int(value))
             elif key in ("out", "checkout"):
                 setattr(cfg, key, Path(value))
@@ -114,6 +116,9 @@ def parse_args(argv: list[str]) -> LearnCfg:
         except (ValueError, TypeError, json.JSONDecodeError) as e:
             raise ConfigError(f"bad value for {key}: '{value}' ({e})") from None
     cfg.criterion = crit
+    if cfg.first_eval is not None and (cfg.first_eval < 1 or cfg.first_eval % cfg.eval_every):
+        raise ConfigError(f"first_eval must be a multiple of eval_every={cfg.eval_every} (a saved "
+                          f"checkpoint), got {cfg.first_eval}")
     if not cfg.seeds or cfg.iterations < 1 or cfg.eval_every < 1 or cfg.eval_envs < 1:
         raise ConfigError(f"seeds must name at least one seed and iterations, eval_every, eval_envs be >= 1; "
                           f"got seeds={cfg.seeds} iterations={cfg.iterations} eval_every={cfg.eval_every} "

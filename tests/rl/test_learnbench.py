@@ -36,7 +36,9 @@ def test_parse_args_splits_bench_keys_from_train_overrides(tmp_path):
     assert cfg.criterion.max_fall_share == 0.5
     assert cfg.overrides == ["task=cartpole", "task.cfg.push_vel=0.5"]
     assert parse_args(["seeds=[3,7]"]).seeds == [3, 7]
-    for bad in (["seeds"], ["seeds=0"], ["iterations=x"], ["seed=4"], [f"checkout={tmp_path}"]):
+    assert parse_args(["iterations=200", "eval_every=50", "first_eval=100"]).checkpoints == [100, 150, 200]
+    for bad in (["seeds"], ["seeds=0"], ["iterations=x"], ["seed=4"], [f"checkout={tmp_path}"],
+                ["first_eval=70"]):
         with pytest.raises(UserError):
             parse_args(bad)
 
