@@ -77,6 +77,8 @@ class LearnCfg:
     eval_every: int = 50
     first_eval: int | None = None  # the first checkpoint evaluated (None: eval_every)
     eval_envs: int = 64
+    sim2sim_at: list[int] = field(default_factory=list)  # checkpoints also exported and run sim-to-sim
+    sim2sim_episodes: int = 10
     out: Path | None = None
     checkout: Path | None = None  # another source tree whose code trains and evaluates
     criterion: Criterion = field(default_factory=Criterion)
@@ -100,7 +102,10 @@ def parse_args(argv: list[str]) -> LearnCfg:
             if key == "seeds":
                 v = json.loads(value)
                 cfg.seeds = list(range(1, int(v) + 1)) if isinstance(v, int) else [int(s) for s in v]
-            elif key in ("iterations", "eval_every", "eval_envs", "first_eval"):
+            elif key == "sim2sim_at":
+                v = json.loads(value)
+                cfg.sim2sim_at = [int(v)] if isinstance(v, int) else [int(i) for i in v]
+            elif key in ("iterations", "eval_every", "eval_envs", "first_eval", "sim2sim_episodes"):
                 setattr(cfg, key, int(value))
             elif key in ("out", "checkout"):
                 setattr(cfg, key, Path(value))
@@ -123,6 +128,8 @@ def parse_args(argv: list[str]) -> LearnCfg:
         raise ConfigError(f"seeds must name at least one seed and iterations, eval_every, eval_envs be >= 1; "
                           f"got seeds={cfg.seeds} iterations={cfg.iterations} eval_every={cfg.eval_every} "
                           f"eval_envs={cfg.eval_envs}")
+    if any(it not in cfg.checkpoints for it in cfg.sim2sim_at):
+        raise ConfigError(f"sim2sim_at={cfg.sim2sim_at} must name evaluated checkpoints: {cfg.checkpoints}")
     if cfg.checkout is not None and not (cfg.checkout / "simrl" / "api.py").is_file():
         raise MissingFileError(f"checkout={cfg.checkout} is not a simrl source tree (no simrl/api.py): "
                                f"pass a `git worktree add <dir> <commit>` of this project")
@@ -136,6 +143,10 @@ def parse_args(argv: list[str]) -> LearnCfg:
 _TRAIN = "import sys, simrl; simrl.train(None, *sys.argv[2:], run_dir=sys.argv[1])"
 _PLAY = ("import json, sys, simrl; r = simrl.play(sys.argv[1], num_envs=int(sys.argv[2]), progress=False)"
          ".results; open(sys.argv[3], 'w').write(json.dumps(r))")
+# sim-to-sim: export.py's ONNX + policy.json, then play.py policy= (simrl.deploy in MuJoCo C)
+_SIM2SIM = ("import json, sys, simrl; e = simrl.export(sys.argv[1], out_dir=sys.argv[4]); "
+            "r = simrl.play(str(e.onnx), episodes=int(sys.argv[2])).results; "
+            "open(sys.argv[3], 'w').write(json.dumps(r))")
 
 
 def _python(cfg: LearnCfg, code: str, *args: str, log: Path) -> None:
@@ -168,13 +179,20 @@ def train_seed(cfg: LearnCfg, seed: int) -> Path:
     return run_dir
 
 
-def evaluate_checkpoint(cfg: LearnCfg, ckpt: Path) -> list[dict[str, Any]]:
-    """play.py's figures for one checkpoint, stored beside it (eval_<name>.json) for reruns."""
-    cache = ckpt.with_name(f"eval_{ckpt.stem}_{cfg.eval_envs}.json")
+def evaluate_checkpoint(cfg: LearnCfg, ckpt: Path, sim2sim: bool = False) -> list[dict[str, Any]]:
+    """play.py's figures for one checkpoint (sim2sim: of its export, in MuJoCo C through
+    simrl.deploy), stored beside it (eval_<name>.json, eval_s2s_<name>.json) for reruns."""
+    if sim2sim:
+        cache = ckpt.with_name(f"eval_s2s_{ckpt.stem}_{cfg.sim2sim_episodes}.json")
+        out_dir = ckpt.with_name(f"export_{ckpt.stem}")
+        args = [str(cfg.sim2sim_episodes), str(cache.with_suffix(".part")), str(out_dir)]
+        code = _SIM2SIM
+    else:
+        cache = ckpt.with_name(f"eval_{ckpt.stem}_{cfg.eval_envs}.json")
+        args, code = [str(cfg.eval_envs), str(cache.with_suffix(".part"))], _PLAY
     if not cache.is_file():
-        part = cache.with_suffix(".part")
-        _python(cfg, _PLAY, str(ckpt), str(cfg.eval_envs), str(part), log=ckpt.parent / "eval.log")
-        os.replace(part, cache)
+        _python(cfg, code, str(ckpt), *args, log=ckpt.parent / "eval.log")
+        os.replace(cache.with_suffix(".part"), cache)
     return json.loads(cache.read_text())
 
 
@@ -194,9 +212,10 @@ def _label(cmd: list[float] | None) -> str:
     return "episodes" if cmd is None else ",".join(f"{c:g}" for c in cmd)
 
 
-def seed_rows(cfg: LearnCfg, seed: int, run_dir: Path,
-              evals: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """One CSV row per checkpoint: figures per command, the worst over commands, met or not."""
+def seed_rows(cfg: LearnCfg, seed: int, run_dir: Path, evals: dict[int, list[dict[str, Any]]],
+              sim2sim: dict[int, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    """One CSV row per checkpoint: figures per command, the worst over commands, met or not
+    (and the same of its sim-to-sim run, prefixed s2s_, where one was made)."""
     times = training_time(run_dir)
     rows = []
     for it, results in sorted(evals.items()):
@@ -213,6 +232,12 @@ def seed_rows(cfg: LearnCfg, seed: int, run_dir: Path,
         row["worst_lin_vel_error"] = max(tracked) if tracked else math.nan
         row["worst_fall_share"] = max(r["fall_share"] for r in results)
         row["met"] = int(cfg.criterion.met(results))
+        if sim2sim and it in sim2sim:
+            s2s = sim2sim[it]
+            tracked = [r["lin_vel_error"] for r in s2s if r.get("command") is not None]
+            row["s2s_worst_lin_vel_error"] = max(tracked) if tracked else math.nan
+            row["s2s_worst_fall_share"] = max(r["fall_share"] for r in s2s)
+            row["s2s_met"] = int(cfg.criterion.met(s2s))
         rows.append(row)
     return rows
 
@@ -245,6 +270,13 @@ def summarize(cfg: LearnCfg, rows: list[dict[str, Any]]) -> str:
     lines += ["", f"over {len(cfg.seeds)} seeds {cfg.seeds}: median first checkpoint "
               f"{_it(median, cfg)}, worst {_it(max([*met, *[math.inf] * missed]), cfg)}; "
               f"{len(met)} of {len(firsts)} seeds met the criterion by iteration {cfg.iterations}"]
+    for it in cfg.sim2sim_at:
+        at = [r for r in rows if r["iteration"] == it and "s2s_met" in r]
+        errs = [round(r["s2s_worst_lin_vel_error"], 3) for r in at]
+        falls = [f"{r['s2s_worst_fall_share']:.0%}" for r in at]
+        lines.append(f"- sim-to-sim at {it} ({cfg.sim2sim_episodes} episodes per command, exported ONNX in "
+                     f"MuJoCo C): {sum(r['s2s_met'] for r in at)}/{len(at)} seeds meet it; worst-command "
+                     f"lin-vel error per seed {errs} m/s, falls {falls}")
     for it in cfg.checkpoints:
         at = [r for r in rows if r["iteration"] == it]
         errs = [r["worst_lin_vel_error"] for r in at]
@@ -300,7 +332,11 @@ def run(cfg: LearnCfg, progress: bool = True) -> list[dict[str, Any]]:
                                        f"run's save interval")
             evals[it] = evaluate_checkpoint(cfg, ckpt)
             bar.update()
-        rows += seed_rows(cfg, seed, run_dir, evals)
+        s2s = {}
+        for it in cfg.sim2sim_at:
+            bar.set_postfix_str(f"seed {seed} sim-to-sim model_{it}")
+            s2s[it] = evaluate_checkpoint(cfg, run_dir / f"model_{it}.pt", sim2sim=True)
+        rows += seed_rows(cfg, seed, run_dir, evals, s2s)
         write_csv(cfg.out / "learn.csv", rows)  # after each seed: an interrupted run keeps its rows
     bar.close()
     text = summarize(cfg, rows)

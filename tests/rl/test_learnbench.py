@@ -89,3 +89,9 @@ def test_tiny_cartpole_run_fails_then_passes_and_plots(tmp_path, capsys):
     png = tmp_path / "learn.png"
     plot_main([str(out / "learn.csv"), "-o", str(png), "-m", "worst_fall_share", "mean_return@episodes"])
     assert png.stat().st_size > 1000
+
+    # sim-to-sim of the export at the last checkpoint: its own columns (cartpole's pole falls there too)
+    rows = run(parse_args([*args, "sim2sim_at=2", "sim2sim_episodes=2"]), progress=False)
+    assert all(r["s2s_met"] == 0 and r["s2s_worst_fall_share"] == 1.0 for r in rows)
+    assert (out / "seed1" / "export_model_2" / "policy.onnx").is_file()
+    assert "sim-to-sim at 2 (2 episodes per command" in capsys.readouterr().out
