@@ -3,7 +3,6 @@
 import logging
 import os
 import sys
-from pathlib import Path
 
 
 def _choose_gl() -> None:
@@ -32,20 +31,7 @@ logging.getLogger("OpenGL").setLevel(logging.WARNING)
 
 __version__ = "0.1.0"
 
-_PACKAGE = Path(__file__).resolve().parent
-ROOT = _PACKAGE.parent  # the source checkout (train.py, README.md...) when running from one
-
-
-def _data_dir(name: str) -> Path:
-    """The folder of `name` (assets, configs): the copy a wheel ships inside the package
-    (simrl/_assets, simrl/_configs; see setup.py) where installed, else the checkout's own
-    top-level folder (running from the repo, or an editable install)."""
-    packaged = _PACKAGE / f"_{name}"
-    return packaged if packaged.is_dir() else ROOT / name
-
-
-ASSETS = _data_dir("assets")  # MJCF models: <robot>/<robot>.xml
-CONFIGS = _data_dir("configs")  # Hydra configs: train.yaml, task/, robot/, sim/, agent/...
+from simrl.paths import ASSETS, CONFIGS, ROOT  # noqa: E402  (after the GL choice)
 
 
 def make(task: str, num_envs: int, **kwargs):

@@ -33,7 +33,8 @@ import mujoco.batch
 import numpy as np
 import torch
 
-from simrl import ASSETS
+from simrl.paths import ASSETS
+from simrl.rl.vecenv import RslRlVecEnv
 from simrl.sim import make_sim
 from simrl.sim.mujoco_backend import default_nthread
 
@@ -103,11 +104,11 @@ def timed(env) -> Iterator[dict[str, float]]:
         return wrapped
 
     env.sim.step = timer(env.sim.step, "physics")
-    env._step = timer(env._step, "env_step")
+    env.advance = timer(env.advance, "env_step")
     try:
         yield timers
     finally:
-        del env.sim.step, env._step  # back to the class methods
+        del env.sim.step, env.advance  # back to the class methods
 
 
 def _sync(device: torch.device) -> None:
@@ -146,7 +147,7 @@ def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
 
     env = make(_task(robot), num_envs=n, device=device, backend=backend, sim=sim_kwargs or {},
                robot=robot, cfg=cfg)
-    venv = env.rsl_rl(log_every=0)  # as training steps it (no final_obs, log read per iteration)
+    venv = RslRlVecEnv(env, log_every=0)  # as training steps it (no final_obs, log read per iteration)
     actions = torch.zeros(n, env.num_actions, device=env.device)
     gen = torch.Generator(device=env.device).manual_seed(0)
     for _ in range(3):  # warm-up: compile, capture, and the first replay (graph instantiation)
@@ -249,7 +250,7 @@ def _quadruped_agent() -> dict:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from simrl import CONFIGS
+    from simrl.paths import CONFIGS
 
     with initialize_config_dir(config_dir=str(CONFIGS), version_base=None):
         return OmegaConf.to_container(compose("train", overrides=["task=quadruped"]).agent, resolve=True)
@@ -356,7 +357,7 @@ def bench_launches(n: int, steps: int, device: str = "cpu", graphs: bool = False
     from simrl.registry import make
 
     env = make("quadruped", num_envs=n, device=device, backend="mjwarp", sim={"graphs": graphs})
-    venv = env.rsl_rl(log_every=0)  # the training path (the trainer reads the log per iteration)
+    venv = RslRlVecEnv(env, log_every=0)  # the training path (the trainer reads the log per iteration)
     actions = torch.zeros(n, env.num_actions, device=env.device)
     venv.step(actions)  # warm-up: kernels compiled, graphs captured
     rows = {}
@@ -376,7 +377,7 @@ def bench_launches(n: int, steps: int, device: str = "cpu", graphs: bool = False
                        "syncs_by_kind": {k: v / steps for k, v in sorted(by_op.items())}}
     if env.device.type == "cuda":  # CUDA's own check too, as training runs (graphs on)
         env = make("quadruped", num_envs=n, device=device, backend="mjwarp")
-        venv = env.rsl_rl(log_every=0)
+        venv = RslRlVecEnv(env, log_every=0)
         for _ in range(3):  # compile, capture, first replay
             venv.step(actions)
         env.episode_length_buf[: max(1, n // 50)] = env.max_episode_length - 1
@@ -399,7 +400,7 @@ def _train_rate(ranks: int, envs_per_rank: int, iterations: int, task: str, devi
     import subprocess
     import tempfile
 
-    from simrl import ROOT
+    from simrl.paths import ROOT
 
     with tempfile.TemporaryDirectory() as run_dir:
         launcher = [sys.executable] if ranks == 1 else [
@@ -465,7 +466,7 @@ def main(argv: list[str] | None = None) -> None:
         _rerun(argv)
         return
     if args.mode == "ranks":
-        from simrl import ROOT
+        from simrl.paths import ROOT
         from simrl.sim import resolve_device
 
         if not (ROOT / "train.py").is_file():

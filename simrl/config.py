@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
-from simrl import CONFIGS
+from simrl.paths import CONFIGS
 
 GROUP = "task_cfg"  # task_cfg/<task>: a task's defaults; task_cfg/overrides: play's open node
 

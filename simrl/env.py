@@ -6,9 +6,9 @@ autoreset) -> observation groups. Everything is batched torch on the sim device;
 over envs in Python.
 
 rsl-rl's `VecEnv.step` returns 4 values where gymnasium's returns 5, so one object cannot be
-both under the name `step`: `env.rsl_rl()` gives the rsl-rl view (`simrl.rl.vecenv`), which
-shares every buffer with the env (no copies) and only reshapes what `step` returns. This layer
-imports no RL library.
+both under the name `step`: `simrl.rl.vecenv.RslRlVecEnv(env)` is the rsl-rl view, which
+shares every buffer with the env (no copies) and only reshapes what `advance` returns. This
+layer imports no RL library and nothing above it.
 
 No step waits on the device: resets run by mask (on mjwarp every step, whether or not an
 episode ended), episode statistics accumulate on the device and `episode_log()` reads them once
@@ -36,7 +36,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
-from simrl import ASSETS
+from simrl.paths import ASSETS
 from simrl.sim import Sim, SimError, make_sim, resolve_device
 
 
@@ -268,10 +268,14 @@ class EnvBatch(gym.vector.VectorEnv):
     # --- the loop -----------------------------------------------------------------------------
     def step(self, actions: torch.Tensor):
         """gymnasium step: (obs, reward, terminated, truncated, infos), SAME_STEP autoreset."""
-        obs, rew, term, trunc, infos = self._step(actions, final_obs=True)
+        obs, rew, term, trunc, infos = self.advance(actions, final_obs=True)
         return obs, rew, term, trunc, infos
 
-    def _step(self, actions: torch.Tensor, final_obs: bool):
+    def advance(self, actions: torch.Tensor, final_obs: bool = False):
+        """One control step: (obs buffers, reward, terminated, truncated, infos), the live
+        buffers themselves (no copies). `final_obs` also computes the ended episodes' last
+        observations into infos (gymnasium's `step`); a learner that bootstraps from
+        `time_outs` skips that work."""
         return self._step_impl(actions, final_obs)
 
     def _step_impl(self, actions: torch.Tensor, final_obs: bool):
@@ -442,11 +446,10 @@ class EnvBatch(gym.vector.VectorEnv):
     def get_observations(self) -> TensorDict:
         return TensorDict(dict(self._obs_buf), batch_size=[self.num_envs], device=self.device)
 
-    def rsl_rl(self, log_every: int = 1):
-        """rsl-rl's view of this env (`simrl.rl.vecenv.RslRlVecEnv`); see its docstring."""
-        from simrl.rl.vecenv import RslRlVecEnv
-
-        return RslRlVecEnv(self, log_every=log_every)
+    @property
+    def obs_dims(self) -> dict[str, int]:
+        """Columns of each observation group."""
+        return {g: int(b.shape[1]) for g, b in self._obs_buf.items()}
 
     # --- rendering ----------------------------------------------------------------------------
     def render(self, world: int = 0, width: int = 640, height: int = 480, camera: str | int | None = None):

@@ -28,8 +28,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simrl import ASSETS, CONFIGS
 from simrl.errors import ConfigError, MissingFileError, UnknownNameError
+from simrl.paths import ASSETS, CONFIGS
 from simrl.terrain import Terrain, add_to_spec, generate, terrain_from
 
 ROBOT_CONFIGS = CONFIGS / "robot"

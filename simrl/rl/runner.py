@@ -26,6 +26,7 @@ from rsl_rl.runners import OnPolicyRunner
 
 from simrl.env import EnvBatch
 from simrl.errors import ConfigError, UserError
+from simrl.rl.vecenv import RslRlVecEnv
 
 CKPT_RE = re.compile(r"model_(\d+)\.pt$")
 
@@ -76,7 +77,7 @@ def env_signature(env: EnvBatch) -> dict[str, Any]:
     """What a checkpoint must match to drive this env: task, observation sizes, action size."""
     return {
         "task": env.task_name,
-        "obs_dims": {g: int(b.shape[1]) for g, b in env._obs_buf.items()},
+        "obs_dims": env.obs_dims,
         "num_actions": env.num_actions,
     }
 
@@ -170,7 +171,7 @@ class Trainer:
         infos: dict | None = None,
     ):
         self.env = env
-        self.venv = env.rsl_rl(log_every=0)  # the episode log is read once per iteration
+        self.venv = RslRlVecEnv(env, log_every=0)  # the episode log is read once per iteration
         self.agent_cfg = copy.deepcopy(agent_cfg)
         with contextlib.redirect_stdout(io.StringIO()):  # rsl-rl prints the whole networks
             self.runner = _Runner(

@@ -15,9 +15,9 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simrl import ASSETS
 from simrl.deploy import DeployPolicy
 from simrl.deploy.runtime import projected_gravity
+from simrl.paths import ASSETS
 
 IMU_READINGS = {"gyro": "imu_gyro", "quat": "imu_quat", "base_lin_vel": "imu_vel"}
 

@@ -42,7 +42,7 @@ class RslRlVecEnv(VecEnv):
         return self.env.get_observations()
 
     def step(self, actions: torch.Tensor):
-        obs, rew, term, trunc, _ = self.env._step(actions, final_obs=False)
+        obs, rew, term, trunc, _ = self.env.advance(actions, final_obs=False)
         td = TensorDict(dict(obs), batch_size=[self.num_envs], device=self.device)
         extras = {"time_outs": self.env.time_out_buf}
         self._steps += 1

@@ -108,7 +108,7 @@ def override_terrain(base: Any, over: Any) -> Any:
 def _named(name: str) -> TerrainCfg:
     import yaml
 
-    from simrl import CONFIGS
+    from simrl.paths import CONFIGS
 
     path = CONFIGS / "terrain" / f"{name}.yaml"
     if not path.is_file():

@@ -8,6 +8,7 @@ from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from simrl.registry import make
+from simrl.rl.vecenv import RslRlVecEnv
 
 N = 8
 
@@ -18,7 +19,7 @@ def quad():
 
 
 def test_rsl_rl_vecenv_contract(quad):
-    venv = quad.rsl_rl()
+    venv = RslRlVecEnv(quad)
     assert isinstance(venv, VecEnv)
     assert venv.num_envs == N and venv.num_actions == 12 and venv.max_episode_length == 1000
     td = venv.get_observations()
@@ -36,7 +37,7 @@ def test_rsl_rl_vecenv_contract(quad):
 def test_episode_logs_only_when_episodes_end():
     """rsl-rl's view logs each step's ended episodes; nothing on steps where none ended."""
     env = make("cartpole", 4, device="cpu", seed=0)
-    venv = env.rsl_rl()
+    venv = RslRlVecEnv(env)
     saw_log = False
     for _ in range(100):
         length_s = (env.episode_length_buf + 1).float() * env.dt  # lengths if they end now

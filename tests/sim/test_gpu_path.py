@@ -13,6 +13,7 @@ import torch
 
 from simrl.profile import count_launches, count_syncs
 from simrl.registry import make
+from simrl.rl.vecenv import RslRlVecEnv
 
 pytestmark = pytest.mark.mjwarp
 N = 8
@@ -38,7 +39,7 @@ def _step_counts(env, step, ending: int) -> tuple:
 
 @pytest.mark.parametrize("ending", [0, 3], ids=["no resets", "with resets"])
 def test_training_step_never_syncs_the_host(env, ending):
-    venv = env.rsl_rl(log_every=0)
+    venv = RslRlVecEnv(env, log_every=0)
     venv.step(torch.zeros(N, env.num_actions))  # warm-up (kernels, first allocations)
     syncs, _, (_, _, dones, _) = _step_counts(env, venv.step, ending)
     assert syncs.total == 0, dict(syncs.by_op)
@@ -57,7 +58,7 @@ def test_a_step_with_resets_launches_what_one_without_does():
     """With graphs (the CUDA configuration): every step replays the physics and the masked
     reset, and nothing else: no set_const, no forward after resets."""
     env = make("quadruped", N, device="cpu", backend="mjwarp", seed=0, sim={"graphs": True})
-    venv = env.rsl_rl(log_every=0)
+    venv = RslRlVecEnv(env, log_every=0)
     venv.step(torch.zeros(N, env.num_actions))  # captures
     for ending in (0, 4):
         syncs, launches, _ = _step_counts(env, venv.step, ending)
