@@ -401,7 +401,7 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
         print(f"  conditions: {conditions}")
     for command in commands:
         r = run_sim2sim(cfg.policy, command=command, episodes=episodes, seed=cfg.seed, **conditions)
-        r["command"] = list(command)
+        r["command"] = list(command) if tracks else None  # as play from a checkpoint gives it
         results.append(r)
         if tracks:
             print(f"  cmd {list(command)}: lin-vel error {r['lin_vel_error']:.3f} m/s | yaw-rate "

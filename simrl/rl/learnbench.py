@@ -121,13 +121,16 @@ def parse_args(argv: list[str]) -> LearnCfg:
         except (ValueError, TypeError, json.JSONDecodeError) as e:
             raise ConfigError(f"bad value for {key}: '{value}' ({e})") from None
     cfg.criterion = crit
-    if cfg.first_eval is not None and (cfg.first_eval < 1 or cfg.first_eval % cfg.eval_every):
-        raise ConfigError(f"first_eval must be a multiple of eval_every={cfg.eval_every} (a saved "
-                          f"checkpoint), got {cfg.first_eval}")
     if not cfg.seeds or cfg.iterations < 1 or cfg.eval_every < 1 or cfg.eval_envs < 1:
         raise ConfigError(f"seeds must name at least one seed and iterations, eval_every, eval_envs be >= 1; "
                           f"got seeds={cfg.seeds} iterations={cfg.iterations} eval_every={cfg.eval_every} "
                           f"eval_envs={cfg.eval_envs}")
+    if len(set(cfg.seeds)) != len(cfg.seeds):
+        raise ConfigError(f"seeds repeat in {cfg.seeds}: a seed trains the same run twice")
+    if cfg.first_eval is not None and not (1 <= cfg.first_eval <= cfg.iterations
+                                           and cfg.first_eval % cfg.eval_every == 0):
+        raise ConfigError(f"first_eval must be a multiple of eval_every={cfg.eval_every} (a saved "
+                          f"checkpoint) up to iterations={cfg.iterations}, got {cfg.first_eval}")
     if any(it not in cfg.checkpoints for it in cfg.sim2sim_at):
         raise ConfigError(f"sim2sim_at={cfg.sim2sim_at} must name evaluated checkpoints: {cfg.checkpoints}")
     if cfg.checkout is not None and not (cfg.checkout / "simrl" / "api.py").is_file():
@@ -151,18 +154,18 @@ _SIM2SIM = ("import json, sys, simrl; e = simrl.export(sys.argv[1], out_dir=sys.
 
 def _python(cfg: LearnCfg, code: str, *args: str, log: Path) -> None:
     """Run `code` in a fresh interpreter on the chosen tree's code; its output goes to `log`."""
-    env = dict(os.environ)
-    cwd = None
-    if cfg.checkout is not None:
-        cwd = str(cfg.checkout.resolve())
-        env["PYTHONPATH"] = os.pathsep.join([cwd, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env, flags = dict(os.environ), []
+    if cfg.checkout is not None:  # its tree first; -P: the working directory's simrl must not shadow it
+        tree = str(cfg.checkout.resolve())
+        env["PYTHONPATH"] = os.pathsep.join([tree, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        flags = ["-P"]
     with open(log, "a") as f:
-        r = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, stdout=f,
+        r = subprocess.run([sys.executable, *flags, "-c", code, *args], env=env, stdout=f,
                            stderr=subprocess.STDOUT)
-    if r.returncode:
+    if r.returncode:  # not a user error: the subprocess's own traceback is in the log
         tail = log.read_text().strip().splitlines()[-3:]
-        raise ConfigError(f"a benchmark subprocess failed (exit {r.returncode}); see {log}: "
-                          + " | ".join(tail))
+        raise RuntimeError(f"a benchmark subprocess failed (exit {r.returncode}); see {log}: "
+                           + " | ".join(tail))
 
 
 def train_seed(cfg: LearnCfg, seed: int) -> Path:
@@ -175,8 +178,30 @@ def train_seed(cfg: LearnCfg, seed: int) -> Path:
     run_dir.mkdir(parents=True)
     args = [f"seed={seed}", f"max_iterations={cfg.iterations}", f"agent.save_interval={cfg.eval_every}",
             "progress=false", *cfg.overrides]
-    _python(cfg, _TRAIN, str(run_dir), *args, log=run_dir.parent / f"seed{seed}.train.log")
+    log = run_dir.parent / f"seed{seed}.train.log"
+    _python(cfg, _TRAIN, str(run_dir), *args, log=log)
+    if not (run_dir / f"model_{cfg.iterations}.pt").is_file():  # max_minutes=, or a SIGTERM
+        done = sorted(run_dir.glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+        raise ConfigError(f"seed {seed} stopped before iteration {cfg.iterations} (last checkpoint: "
+                          f"{done[-1].name if done else 'none'}; see {log}): drop max_minutes= or rerun")
     return run_dir
+
+
+def check_manifest(cfg: LearnCfg) -> None:
+    """out/learn.json records what trained the runs in `out`; a rerun with other training
+    settings is refused, so stored runs are never reused for a different question."""
+    want = {"overrides": cfg.overrides, "iterations": cfg.iterations, "eval_every": cfg.eval_every,
+            "checkout": str(cfg.checkout.resolve()) if cfg.checkout else None}
+    path = cfg.out / "learn.json"
+    if path.is_file():
+        have = json.loads(path.read_text())
+        diff = {k: (have.get(k), v) for k, v in want.items() if have.get(k) != v}
+        if diff:
+            what = ", ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
+            raise ConfigError(f"out={cfg.out} holds runs trained with other settings ({what}): pass "
+                              f"another out= or the same settings")
+    else:
+        path.write_text(json.dumps(want, indent=1))
 
 
 def evaluate_checkpoint(cfg: LearnCfg, ckpt: Path, sim2sim: bool = False) -> list[dict[str, Any]]:
@@ -208,6 +233,20 @@ def training_time(run_dir: Path) -> dict[int, tuple[int, float]]:
     return out
 
 
+def worst(values: list[float]) -> float:
+    """The largest value; NaN where any is NaN (a NaN figure is never hidden by a finite one)."""
+    if not values or any(math.isnan(v) for v in values):
+        return math.nan
+    return max(values)
+
+
+def median(values: list[float]) -> float:
+    """The median (of an even count, the higher middle value: the more cautious); NaN if any is."""
+    if not values or any(math.isnan(v) for v in values):
+        return math.nan
+    return statistics.median_high(values)
+
+
 def _label(cmd: list[float] | None) -> str:
     return "episodes" if cmd is None else ",".join(f"{c:g}" for c in cmd)
 
@@ -229,14 +268,14 @@ def seed_rows(cfg: LearnCfg, seed: int, run_dir: Path, evals: dict[int, list[dic
             row[f"fall_share@{lab}"] = r["fall_share"]
             row[f"mean_return@{lab}"] = r["mean_return"]
         tracked = [r["lin_vel_error"] for r in results if r.get("command") is not None]
-        row["worst_lin_vel_error"] = max(tracked) if tracked else math.nan
-        row["worst_fall_share"] = max(r["fall_share"] for r in results)
+        row["worst_lin_vel_error"] = worst(tracked)
+        row["worst_fall_share"] = worst([r["fall_share"] for r in results])
         row["met"] = int(cfg.criterion.met(results))
         if sim2sim and it in sim2sim:
             s2s = sim2sim[it]
             tracked = [r["lin_vel_error"] for r in s2s if r.get("command") is not None]
-            row["s2s_worst_lin_vel_error"] = max(tracked) if tracked else math.nan
-            row["s2s_worst_fall_share"] = max(r["fall_share"] for r in s2s)
+            row["s2s_worst_lin_vel_error"] = worst(tracked)
+            row["s2s_worst_fall_share"] = worst([r["fall_share"] for r in s2s])
             row["s2s_met"] = int(cfg.criterion.met(s2s))
         rows.append(row)
     return rows
@@ -266,9 +305,9 @@ def summarize(cfg: LearnCfg, rows: list[dict[str, Any]]) -> str:
         lines.append(f"| {seed} | {cells} |")
     met = [f["iteration"] for f in firsts if f]
     missed = len(firsts) - len(met)
-    median = statistics.median([*met, *[math.inf] * missed])
+    mid = median([*met, *[math.inf] * missed])
     lines += ["", f"over {len(cfg.seeds)} seeds {cfg.seeds}: median first checkpoint "
-              f"{_it(median, cfg)}, worst {_it(max([*met, *[math.inf] * missed]), cfg)}; "
+              f"{_it(mid, cfg)}, worst {_it(max([*met, *[math.inf] * missed]), cfg)}; "
               f"{len(met)} of {len(firsts)} seeds met the criterion by iteration {cfg.iterations}"]
     for it in cfg.sim2sim_at:
         at = [r for r in rows if r["iteration"] == it and "s2s_met" in r]
@@ -283,10 +322,11 @@ def summarize(cfg: LearnCfg, rows: list[dict[str, Any]]) -> str:
         falls = [r["worst_fall_share"] for r in at]
         if not at:
             continue
-        lin = "" if all(math.isnan(e) for e in errs) else \
-            f"worst-command lin-vel error median {statistics.median(errs):.3f}, worst {max(errs):.3f} m/s; "
-        lines.append(f"- at {it}: {lin}worst-command falls median {statistics.median(falls):.1%}, "
-                     f"worst {max(falls):.1%}; {sum(r['met'] for r in at)}/{len(at)} seeds meet it")
+        lin = "" if all(math.isnan(e) for e in errs) else (
+            f"worst-command lin-vel error median {median(errs):.3f}, "
+            f"worst {worst(errs):.3f} m/s; ")
+        lines.append(f"- at {it}: {lin}worst-command falls median {median(falls):.1%}, "
+                     f"worst {worst(falls):.1%}; {sum(r['met'] for r in at)}/{len(at)} seeds meet it")
     return "\n".join(lines)
 
 
@@ -309,6 +349,7 @@ def run(cfg: LearnCfg, progress: bool = True) -> list[dict[str, Any]]:
     from tqdm.auto import tqdm
 
     cfg.out.mkdir(parents=True, exist_ok=True)
+    check_manifest(cfg)
     crit = cfg.criterion
     tree = f"checkout {cfg.checkout}" if cfg.checkout else "this tree"
     print(f"simrl learn: seeds {cfg.seeds}, {cfg.iterations} iterations, checkpoints {cfg.checkpoints}, "
@@ -347,7 +388,9 @@ def run(cfg: LearnCfg, progress: bool = True) -> list[dict[str, Any]]:
 
 def main(argv: list[str]) -> None:
     cfg = parse_args(argv)
+    words = [w for w in argv if not w.startswith("out=")] + [f"out={cfg.out}"]
+    print("rerun (continues where this stops): python -m simrl.bench learn " + " ".join(words))
     run(cfg)
     csv_path = cfg.out / "learn.csv"
     print(f"wrote {csv_path} (python -m simrl.plot {csv_path}) and {cfg.out / 'learn.md'}")
-    print("rerun: python -m simrl.bench learn " + " ".join(argv))
+    print("rerun: python -m simrl.bench learn " + " ".join(words))

@@ -59,11 +59,12 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     path = latest_checkpoint(path)
     try:
         ckpt = torch.load(path, map_location=map_location, weights_only=True)
-    except pickle.UnpicklingError as e:  # weights_only refused a global: not ours to run
+    except pickle.UnpicklingError as e:
         found = re.search(r"Unsupported global: (GLOBAL \S+)", str(e))
-        what = found.group(1) if found else "objects other than tensors and plain containers"
-        raise CheckpointError(f"'{path}' holds {what}, which simrl does not unpickle (it loads with "
-                              f"weights_only=True, so a file cannot run code when opened); pass a "
+        if found is None:  # not a refused global: a truncated or foreign file
+            raise CheckpointError(f"could not read checkpoint '{path}' (UnpicklingError: {e})") from e
+        raise CheckpointError(f"'{path}' holds {found.group(1)}, which simrl does not unpickle (it loads "
+                              f"with weights_only=True, so a file cannot run code when opened); pass a "
                               f"checkpoint written by simrl or rsl-rl") from None
     except Exception as e:  # torch raises many types for a truncated or foreign file
         raise CheckpointError(f"could not read checkpoint '{path}' ({type(e).__name__}: {e})") from e

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import csv
+import math
 
 import pytest
 
-from simrl.errors import UserError
-from simrl.rl.learnbench import Criterion, first_met, parse_args, run, seed_rows
+from simrl.errors import ConfigError, UserError
+from simrl.rl.learnbench import Criterion, first_met, median, parse_args, run, seed_rows, worst
 
 
 def _result(cmd, err, falls, ret=1.0):
@@ -38,7 +39,8 @@ def test_parse_args_splits_bench_keys_from_train_overrides(tmp_path):
     assert parse_args(["seeds=[3,7]"]).seeds == [3, 7]
     assert parse_args(["iterations=200", "eval_every=50", "first_eval=100"]).checkpoints == [100, 150, 200]
     for bad in (["seeds"], ["seeds=0"], ["iterations=x"], ["seed=4"], [f"checkout={tmp_path}"],
-                ["first_eval=70"]):
+                ["first_eval=70"], ["eval_every=0", "first_eval=50"], ["iterations=100", "first_eval=150"],
+                ["seeds=[1,1]"]):
         with pytest.raises(UserError):
             parse_args(bad)
 
@@ -59,39 +61,54 @@ def test_seed_rows_first_checkpoint_and_minutes(tmp_path):
     assert rows[0]["lin_vel_error@0.5,0,0"] == 0.4
 
 
+def test_worst_and_median_never_hide_a_nan():
+    assert worst([0.1, 0.3]) == 0.3
+    assert math.isnan(worst([0.1, math.nan])) and math.isnan(worst([math.nan, 0.1]))
+    assert median([100, 150]) == 150 and median([100, 150, math.inf]) == 150  # even: the later one
+    assert math.isnan(median([0.1, math.nan, 0.2]))
+
+
 def test_tiny_cartpole_run_fails_then_passes_and_plots(tmp_path, capsys):
     """2 seeds x 2 iterations of cartpole really train and evaluate (in subprocesses, as
     play.py does): the pole falls in every episode, so the default criterion is missed; a
     criterion that tolerates every fall is met at the first checkpoint, from the stored runs
-    and evaluations (nothing retrained). The CSV draws through simrl.plot."""
+    and evaluations (nothing retrained or re-evaluated). The CSV draws through simrl.plot; the
+    exported policy runs sim-to-sim; a rerun with other training settings is refused."""
     from simrl.plot import main as plot_main
     from simrl.plot import read_runs
 
     out = tmp_path / "learn"
-    args = ["task=cartpole", "num_envs=32", "seeds=2", "iterations=2", "eval_every=2", "eval_envs=8",
+    args = ["task=cartpole", "num_envs=32", "seeds=2", "iterations=2", "eval_every=1", "eval_envs=8",
             f"out={out}"]
     rows = run(parse_args(args), progress=False)
-    assert [(r["seed"], r["iteration"]) for r in rows] == [(1, 2), (2, 2)]
+    assert [(r["seed"], r["iteration"]) for r in rows] == [(1, 1), (1, 2), (2, 1), (2, 2)]
     assert all(r["worst_fall_share"] > 0.05 and r["met"] == 0 for r in rows)
     text = capsys.readouterr().out
     assert "0 of 2 seeds met the criterion by iteration 2" in text and "| 1 | not by 2 |" in text
 
-    trained = (out / "seed1" / "model_2.pt").stat().st_mtime_ns
+    stored = sorted(out.glob("seed*/model_*.pt")) + sorted(out.glob("seed*/eval_*.json"))
+    assert len(stored) == 8
+    mtimes = [p.stat().st_mtime_ns for p in stored]
     rows = run(parse_args([*args, "max_fall_share=1.0"]), progress=False)
-    assert all(r["met"] == 1 for r in rows)
-    assert (out / "seed1" / "model_2.pt").stat().st_mtime_ns == trained
+    assert [r["met"] for r in rows] == [1, 1, 1, 1]
+    assert [p.stat().st_mtime_ns for p in stored] == mtimes  # read back, not redone
     text = capsys.readouterr().out
-    assert "2 of 2 seeds met the criterion by iteration 2" in text and "median first checkpoint 2," in text
+    assert "2 of 2 seeds met the criterion by iteration 2" in text and "median first checkpoint 1," in text
 
     runs = read_runs(out / "learn.csv")
     assert [name for name, _ in runs] == ["seed 1", "seed 2"]
-    assert list(runs[0][1]["met"]) == [1.0]
+    assert list(runs[0][1]["met"]) == [1.0, 1.0] and list(runs[0][1]["iteration"]) == [1.0, 2.0]
     png = tmp_path / "learn.png"
     plot_main([str(out / "learn.csv"), "-o", str(png), "-m", "worst_fall_share", "mean_return@episodes"])
     assert png.stat().st_size > 1000
 
-    # sim-to-sim of the export at the last checkpoint: its own columns (cartpole's pole falls there too)
-    rows = run(parse_args([*args, "sim2sim_at=2", "sim2sim_episodes=2"]), progress=False)
-    assert all(r["s2s_met"] == 0 and r["s2s_worst_fall_share"] == 1.0 for r in rows)
+    # sim-to-sim of the export at the last checkpoint: its own columns, judged by the same rule
+    s2s_args = [*args, "sim2sim_at=2", "sim2sim_episodes=2", "max_fall_share=1.0"]
+    rows = run(parse_args(s2s_args), progress=False)
+    assert [r.get("s2s_met") for r in rows] == [None, 1, None, 1]
+    assert all(r["s2s_worst_fall_share"] == 1.0 for r in rows if r["iteration"] == 2)
     assert (out / "seed1" / "export_model_2" / "policy.onnx").is_file()
     assert "sim-to-sim at 2 (2 episodes per command" in capsys.readouterr().out
+
+    with pytest.raises(ConfigError, match=r"holds runs trained with other settings \(overrides: "):
+        run(parse_args([*args, "task.cfg.max_angle=0.5"]), progress=False)
