@@ -78,6 +78,9 @@ class RobotCfg:
     condim: int | None = None  # contact dimensionality of every robot geom that touches ground
     terminate_contacts: list[str] = field(default_factory=list)  # bodies: touching ends it
     penalize_contacts: list[str] = field(default_factory=list)  # bodies: touching costs reward
+    # sites the MJCF lacks, added on its MjSpec (vendor XML is never edited): {name: {body: <a
+    # body of the MJCF>, pos: [x, y, z] in the body's frame (default 0), quat: [w, x, y, z]}}
+    sites: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -115,6 +118,9 @@ def robot_from_dict(values: dict[str, Any], where: str = "robot config") -> Robo
     for k in ("feet", "joints", "foot_geoms", "terminate_contacts", "penalize_contacts"):
         if k in values and values[k] is not None:
             values[k] = list(values[k])
+    if values.get("sites") is not None:
+        values["sites"] = {str(k): dict(v) if isinstance(v, dict) else v
+                           for k, v in dict(values["sites"]).items()}
     if isinstance(values.get("default_pose"), dict):
         values["default_pose"] = dict(values["default_pose"])
     return RobotCfg(**values)
@@ -244,6 +250,30 @@ def _names(items) -> list[str]:
     return [x.name for x in items]
 
 
+def _add_sites(spec: mujoco.MjSpec, robot: RobotCfg) -> None:
+    """The config's `sites`, each on a named body of the MJCF at a pose in that body's frame."""
+    bodies, sites = _names(spec.bodies), _names(spec.sites)
+    for name, where in robot.sites.items():
+        where = dict(where or {})
+        unknown = sorted(set(where) - {"body", "pos", "quat"})
+        if unknown or "body" not in where:
+            raise ConfigError(f"robot '{robot.name}': site '{name}' takes body (required), pos and quat; "
+                              f"got {sorted(where)}")
+        if name in sites:
+            raise ConfigError(f"robot '{robot.name}': site '{name}' is already in the MJCF "
+                              f"({robot.source}): use it as it is, or add the new one under another name")
+        if where["body"] not in bodies:
+            valid = [b for b in bodies if b][:60]
+            raise UnknownNameError(f"robot '{robot.name}': site '{name}' is on body '{where['body']}', which "
+                                   f"is not in the MJCF ({robot.source}); valid: {valid}")
+        pos, quat = where.get("pos", [0.0, 0.0, 0.0]), where.get("quat", [1.0, 0.0, 0.0, 0.0])
+        if len(pos) != 3 or len(quat) != 4:
+            raise ConfigError(f"robot '{robot.name}': site '{name}' needs pos [x, y, z] and quat "
+                              f"[w, x, y, z], got pos {pos}, quat {quat}")
+        spec.body(where["body"]).add_site(name=name, pos=[float(v) for v in pos],
+                                          quat=[float(v) for v in quat])
+
+
 def _check_names(spec: mujoco.MjSpec, robot: RobotCfg) -> None:
     bodies, joints = _names(spec.bodies), _names(spec.joints)
     sites, geoms = _names(spec.sites), _names(spec.geoms)
@@ -318,6 +348,7 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
     robot = load_robot(robot)
     terrain_cfg = terrain_from(terrain)
     spec, origin = _load_spec(robot.source)
+    _add_sites(spec, robot)
     _check_names(spec, robot)
     try:
         original = spec.compile()  # the vendor model as is: its gains, ranges, keyframes

@@ -207,3 +207,24 @@ def test_zero_or_negative_gains_are_refused(field, value, message):
     go1[field] = load_robot("unitree_go1").to_dict()[field]
     go1["kd"] = 0.0  # a servo without damping is a valid (if soft) choice
     assert assemble(go1).kd.tolist() == [0.0] * 12
+
+
+def test_a_site_the_mjcf_lacks_is_added_on_the_spec():
+    """Menagerie's Go1 with its IMU moved to a site the config adds on the trunk: no XML edited."""
+    go1 = load_robot("unitree_go1").to_dict()
+    go1["sites"] = {"my_imu": {"body": "trunk", "pos": [0.01, 0.0, 0.02]}}
+    go1["imu_site"] = "my_imu"
+    scene = assemble(go1)
+    site = scene.model.site("my_imu")
+    assert scene.model.body(site.bodyid[0]).name == "trunk"
+    np.testing.assert_allclose(scene.imu_pos, [0.01, 0.0, 0.02])
+    assert scene.model.sensor("imu_gyro").objid[0] == site.id  # the IMU sensors ride on it
+    go1["sites"] = {"my_imu": {"body": "torso"}}
+    with pytest.raises(UnknownNameError, match=r"site 'my_imu' is on body 'torso', which is not in the MJCF"):
+        assemble(go1)
+    go1["sites"] = {"imu": {"body": "trunk"}}
+    with pytest.raises(ConfigError, match="site 'imu' is already in the MJCF"):
+        assemble(go1)
+    go1["sites"] = {"my_imu": {"body": "trunk", "pos": [0, 0]}}
+    with pytest.raises(ConfigError, match=r"needs pos \[x, y, z\]"):
+        assemble(go1)
