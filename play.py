@@ -6,21 +6,7 @@ Prints mean episode return, linear/yaw velocity tracking errors and the share of
 command in configs/play.yaml (forward 0.5 and 1.0 m/s and standing still by default).
 """
 
-import hydra
-from omegaconf import DictConfig
-
-from simrl.config import register_configs
-from simrl.errors import exit_on_user_error
-
-
-@hydra.main(config_path="configs", config_name="play", version_base=None)
-def main(cfg: DictConfig) -> None:
-    with exit_on_user_error():  # a user's mistake: one line, no traceback
-        from simrl.rl.app import play
-
-        play(cfg)
-
+from simrl.cli import play
 
 if __name__ == "__main__":
-    register_configs()  # task.cfg nodes from the task dataclasses, before Hydra composes
-    main()
+    play()  # the same function as the console script simrl-play

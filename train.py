@@ -10,25 +10,7 @@
     python train.py logger=wandb                     # W&B beside TensorBoard (pip install wandb)
 """
 
-import sys
-
-import hydra
-from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig
-
-from simrl.config import cli_overrides, register_configs
-from simrl.errors import exit_on_user_error
-
-
-@hydra.main(config_path="configs", config_name="train", version_base=None)
-def main(cfg: DictConfig) -> None:
-    with exit_on_user_error():  # a user's mistake: one line, no traceback
-        from simrl.rl.app import train
-
-        train(cfg, HydraConfig.get().runtime.output_dir)
-
+from simrl.cli import train
 
 if __name__ == "__main__":
-    register_configs()  # task.cfg nodes from the task dataclasses, before Hydra composes
-    sys.argv[1:] = cli_overrides(sys.argv[1:])  # robot=/path/to/robot.yaml -> task.cfg.robot=...
-    main()
+    train()  # the same function as the console script simrl-train

@@ -91,3 +91,10 @@ print(json.dumps({"simrl": simrl.__file__, "envs": envs.__file__, "assets": str(
     assert set(got["robots"]) == {p.stem for p in (ROOT / "configs" / "robot").glob("*.yaml")}
     assert got["rew"] == [4] and got["checkpoint"] == "model_1.pt" and got["task"] == "cartpole"
     assert (work / "run" / "config.yaml").is_file()
+    # the console scripts of the install run the apps from any directory
+    r = _run([str(site / "bin" / "simrl-train"), "task=cartpole", "num_envs=8", "max_iterations=1",
+              "progress=false", "hydra.run.dir=run2"], cwd=work, env=env)
+    assert (work / "run2" / "model_1.pt").is_file() and (work / "run2" / "train.log").is_file(), r.stdout
+    r = subprocess.run([str(site / "bin" / "simrl-play"), "checkpoint=nowhere"], cwd=work, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and r.stderr.startswith("simrl: error:"), r.stderr[-2000:]
