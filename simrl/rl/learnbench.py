@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from simrl.errors import ConfigError, MissingFileError
 
 PLAY_COMMANDS = ((0.5, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, 0.0))  # play.yaml's
@@ -223,14 +225,12 @@ def evaluate_checkpoint(cfg: LearnCfg, ckpt: Path, sim2sim: bool = False) -> lis
 
 def training_time(run_dir: Path) -> dict[int, tuple[int, float]]:
     """iteration -> (env steps, training minutes so far) from the run's metrics.csv."""
-    path = run_dir / "metrics.csv"
-    if not path.is_file():
-        raise MissingFileError(f"no metrics.csv in {run_dir}: was it trained by train.py?")
-    out, minutes = {}, 0.0
-    for row in csv.DictReader(open(path)):
-        minutes += (float(row["collect_s"]) + float(row["learn_s"])) / 60
-        out[int(row["iteration"])] = (int(float(row["env_steps"])), minutes)
-    return out
+    from simrl.plot import read_metrics  # the one reader of metrics.csv (a missing file: one line)
+
+    cols = read_metrics(run_dir)
+    minutes = np.cumsum(cols["collect_s"] + cols["learn_s"]) / 60
+    return {int(it): (int(steps), float(m)) for it, steps, m in zip(cols["iteration"], cols["env_steps"],
+                                                                     minutes, strict=True)}
 
 
 def worst(values: list[float]) -> float:
