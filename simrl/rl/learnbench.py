@@ -41,8 +41,6 @@ import numpy as np
 
 from simrl.errors import ConfigError, MissingFileError
 
-PLAY_COMMANDS = ((0.5, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, 0.0))  # play.yaml's
-
 
 @dataclass
 class Criterion:
