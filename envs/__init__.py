@@ -9,4 +9,5 @@ TASKS: dict[str, tuple[str, str, str]] = {
     "quadruped": ("envs.locomotion:LocomotionEnv", "envs.locomotion:QuadrupedCfg", "simrl/Quadruped-v0"),
     "humanoid": ("envs.locomotion:LocomotionEnv", "envs.locomotion:HumanoidCfg", "simrl/Humanoid-v0"),
     "cartpole": ("envs.cartpole:CartpoleEnv", "envs.cartpole:CartpoleCfg", "simrl/Cartpole-v0"),
+    "reach": ("envs.manipulation:ReachEnv", "envs.manipulation:ReachCfg", "simrl/Reach-v0"),
 }

@@ -61,3 +61,11 @@ CartpoleEnv.REWARD_TERMS = {
     "centered": lambda env: -env.sim.qpos[:, 0].abs().float(),
     "effort": lambda env: env.actions.square().sum(dim=1),
 }
+_ENC = "joint encoder angles: [cart position m, pole angle rad]"
+_VEL = "joint velocities: [cart m/s, pole rad/s]"
+CartpoleEnv.OBS_READS = {  # how a robot supplies each term (export writes it into policy.json)
+    "cart_pos": {"reading": "joint_pos", "columns": [0], "doc": _ENC},
+    "pole_angle": {"reading": "joint_pos", "columns": [1], "doc": _ENC},
+    "cart_vel": {"reading": "joint_vel", "columns": [0], "doc": _VEL},
+    "pole_vel": {"reading": "joint_vel", "columns": [1], "doc": _VEL},
+}

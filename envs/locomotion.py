@@ -190,6 +190,7 @@ class LocomotionEnv(EnvBatch):
 
     def build_model(self) -> mujoco.MjModel:
         self.scene = assemble(self.cfg.robot, terrain=self.cfg.terrain)
+        _check_legged(self.scene, self.task_name)
         m = self.scene.model
         self.colliding = (m.geom_contype > 0) | (m.geom_conaffinity > 0)
         ground = self.colliding & (m.geom_bodyid == 0)
@@ -556,6 +557,21 @@ def _with_history(cfg: LocomotionCfg) -> LocomotionCfg:
     return dataclasses.replace(cfg, observations={**cfg.observations, "policy": terms})
 
 
+def _check_legged(scene: Scene, task: str) -> None:
+    """The velocity task walks a floating base on feet and reads its IMU: refuse other robots."""
+    r, lacks = scene.robot, []
+    if scene.fixed_base:
+        lacks.append(f"a floating base (root_body '{r.root_body}' has no free joint)")
+    if not r.feet:
+        lacks.append("feet (foot bodies)")
+    if not r.imu_site:
+        lacks.append("imu_site (a site on the base; add one with `sites:` where the MJCF has none)")
+    if lacks:
+        raise ConfigError(f"task '{task}' needs a legged robot, but robot '{r.name}' lacks "
+                          f"{'; '.join(lacks)}: pick a legged robot (robot=quadruped, unitree_go1, "
+                          "unitree_g1) or a task for this one (an arm: task=reach)")
+
+
 def _index(ids, device) -> slice | torch.Tensor:
     """A slice for contiguous ascending ids (indexing makes a view), else a device tensor."""
     ids = [int(i) for i in ids]
@@ -656,4 +672,21 @@ LocomotionEnv.REWARD_TERMS = {
     f.__name__: f
     for f in (alive, track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,
               joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time, foot_clearance)
+}
+
+# how a robot supplies each policy term (export writes it into policy.json for simrl.deploy)
+LocomotionEnv.OBS_READS = {
+    "base_lin_vel": {"reading": "base_lin_vel",
+                     "doc": "base linear velocity (m/s) in the IMU frame: a state estimator's output"},
+    "base_ang_vel": {"reading": "gyro", "doc": "IMU angular velocity (rad/s), in the IMU frame"},
+    "projected_gravity": {"reading": "quat", "op": "gravity",
+                          "doc": "IMU orientation, quaternion wxyz (or 'gravity': unit gravity in the "
+                                 "IMU frame)"},
+    "command": {"reading": "command", "doc": "[forward m/s, lateral m/s, yaw rate rad/s]"},
+    "joint_pos": {"reading": "joint_pos", "minus": "default_joint_pos",
+                  "doc": "joint encoder angles (rad), in the policy's action order"},
+    "joint_vel": {"reading": "joint_vel", "doc": "joint velocities (rad/s), in the policy's action order"},
+    "last_action": {"reading": "last_action"},
+    "foot_contact": {"reading": "foot_contact",
+                     "doc": "foot contact flags, in the robot config's feet order"},
 }

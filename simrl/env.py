@@ -15,8 +15,12 @@ episode ended), episode statistics accumulate on the device and `episode_log()` 
 per iteration.
 
 A task subclasses `EnvBatch` and fills in the hooks (`apply_actions`, `update`, `terminated`,
-`reset_envs`) plus three tables of small term functions `f(env) -> Tensor`:
-`OBS_TERMS` (name -> (N, d)), `REWARD_TERMS` (name -> (N,)), weighted by name from its config.
+`reset_envs`) plus tables of small term functions `f(env, **params) -> Tensor`: `OBS_TERMS`
+(name -> (N, d)), `REWARD_TERMS` (name -> (N,)), weighted by the config, and `METRIC_TERMS`
+(name -> (N,), read at each episode's end by evaluation: success, final distance...). A term's
+params come from its config entry; those that name bodies, joints or sites (`body`, `bodies`,
+`joint`, `joints`, `site`, `sites`; names or regexes) are resolved to indices once, at start-up
+(simrl.terms), so the step indexes with tensors and never looks a name up.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from tensordict import TensorDict
 
 from simrl.paths import ASSETS
 from simrl.sim import Sim, SimError, make_sim, resolve_device
+from simrl.terms import RewardTerm, bind, reward_terms
 
 
 @dataclass
@@ -50,6 +55,7 @@ class ObsTerm:
     scale: float | list[float] = 1.0  # one factor, or one per column of the term
     noise: float = 0.0
     history: int = 1
+    params: dict[str, Any] = field(default_factory=dict)  # keyword arguments of the term
 
 
 class ObsSlot(NamedTuple):
@@ -80,7 +86,9 @@ class EnvCfg:
     only_positive_rewards: bool = False  # clip each step's total at 0 (legged_gym): no incentive
     # to end an episode early just to stop paying penalties
     observations: dict[str, list[ObsTerm]] = field(default_factory=dict)
-    rewards: dict[str, float] = field(default_factory=dict)
+    # name -> weight, or name -> {weight, func (default: the name), params}: one term function
+    # can serve under two names with different params (a coarse and a fine distance kernel)
+    rewards: dict[str, float | dict[str, Any]] = field(default_factory=dict)
 
 
 def cfg_from_dict(cls: type, values: dict[str, Any] | None) -> Any:
@@ -111,8 +119,13 @@ class EnvBatch(gym.vector.VectorEnv):
     """Base env batch. See the module docstring; tasks subclass and fill the hooks."""
 
     metadata: ClassVar[dict] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"]}
-    OBS_TERMS: ClassVar[dict[str, Callable[[EnvBatch], torch.Tensor]]] = {}
-    REWARD_TERMS: ClassVar[dict[str, Callable[[EnvBatch], torch.Tensor]]] = {}
+    OBS_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
+    REWARD_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
+    METRIC_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
+    # observation term -> how a robot supplies it: {"reading": name, "doc": what the reading
+    # is, "op": value | gravity | pos_rot6d, "columns": [...], "minus": a policy.json key};
+    # export writes it per term, so deploy builds observations knowing no task (simrl.deploy)
+    OBS_READS: ClassVar[dict[str, dict[str, Any]]] = {}
     task_name: ClassVar[str] = ""
 
     def __init__(
@@ -156,12 +169,14 @@ class EnvBatch(gym.vector.VectorEnv):
         self.reset_buf = torch.zeros(n, device=self.device, dtype=torch.bool)  # reset this step
         self._episode_sums = torch.zeros(n, len(cfg.rewards), **f32)  # one column per reward term
         self.episode_sums = {k: self._episode_sums[:, i] for i, k in enumerate(cfg.rewards)}
-        active = [(i, k, w) for i, (k, w) in enumerate(cfg.rewards.items()) if w != 0.0]
+        terms: list[RewardTerm] = reward_terms(cfg.rewards)
+        active = [(i, t) for i, t in enumerate(terms) if t.weight != 0.0]
         self._reward_plan = (  # the terms computed each step, their columns, weight * dt
-            [k for _, k, _ in active],
-            torch.tensor([i for i, _, _ in active], device=self.device, dtype=torch.long),
-            torch.tensor([w * self.dt for *_, w in active], **f32),
+            [t.name for _, t in active],
+            torch.tensor([i for i, _ in active], device=self.device, dtype=torch.long),
+            torch.tensor([t.weight * self.dt for _, t in active], **f32),
         )
+        self._reward_terms = active  # bound to their params in `_bind_terms`, after `setup`
         self._log_acc = torch.zeros(4 + len(cfg.rewards), device=self.device, dtype=torch.float64)
         self._unstable_total = 0
         # resets by mask every step where the state lives on the device (no host sync to ask
@@ -172,6 +187,7 @@ class EnvBatch(gym.vector.VectorEnv):
         self.action_offset = torch.zeros(self.num_actions, **f32)  # ctrl = offset + scale * a
         self.action_scale = float(cfg.action_scale or 1.0)  # tasks over a robot: the robot's
         self.setup()
+        self._bind_terms()
 
         # observation layout: computed once from the terms; export/deploy read the same data
         self.obs_layout: dict[str, list[ObsSlot]] = {}
@@ -183,7 +199,7 @@ class EnvBatch(gym.vector.VectorEnv):
             start = 0
             layout = []
             for t in terms:
-                d = int(self.OBS_TERMS[t.name](self).shape[1])
+                d = int(self._obs_fns[(group, t.name)](self).shape[1])
                 scale = t.scale if isinstance(t.scale, (int, float)) else list(t.scale)
                 if isinstance(scale, list) and len(scale) != d:
                     raise ValueError(f"obs term '{t.name}' has {d} columns but {len(scale)} scales")
@@ -202,6 +218,18 @@ class EnvBatch(gym.vector.VectorEnv):
         clip = cfg.action_clip
         self.single_action_space = gym.spaces.Box(-clip, clip, (self.num_actions,), np.float32)
         self.action_space = batch_space(self.single_action_space, n)
+
+    def _bind_terms(self) -> None:
+        """Each configured term as `f(env)`: its params bound, names resolved to indices."""
+        self._reward_fns = [bind(self, self.REWARD_TERMS[t.func], t.params, f"reward term '{t.name}'")
+                            for _, t in self._reward_terms]
+        self._obs_fns = {
+            (group, t.name): bind(self, self.OBS_TERMS[t.name], t.params,
+                                  f"observation term '{t.name}' in group '{group}'")
+            for group, terms in self.cfg.observations.items() for t in terms
+        }
+        self._metric_fns = {k: bind(self, f, {}, f"metric '{k}'") for k, f in self.METRIC_TERMS.items()}
+        self.record_metrics = False  # evaluation turns it on: episode-end metrics into infos
 
     # --- task hooks ---------------------------------------------------------------------------
     @property
@@ -299,6 +327,8 @@ class EnvBatch(gym.vector.VectorEnv):
         done = self.terminated_buf | self.time_out_buf
         self._accumulate_log(done, unstable)
         infos: dict[str, Any] = {}
+        if self.record_metrics:  # every env's metrics now; evaluation keeps those of `done`
+            infos["metrics"] = {k: f(self).float() for k, f in self._metric_fns.items()}
         # On the device (mjwarp) every step resets by mask, whether or not an episode ended:
         # asking would be a host sync. In host memory (MuJoCo C) asking is free, so idle
         # steps skip the reset work.
@@ -367,7 +397,7 @@ class EnvBatch(gym.vector.VectorEnv):
         if not names:
             self.reward_buf = torch.zeros_like(self.reward_buf)  # fresh: the last one was returned
             return
-        values = torch.stack([self.REWARD_TERMS[name](self).to(torch.float32) for name in names], 1)
+        values = torch.stack([f(self).to(torch.float32) for f in self._reward_fns], 1)
         values = torch.nan_to_num(values) * weights  # (N, terms): weight * dt folded in
         if unstable is not None:  # a diverged world earns nothing, poisons nothing
             values = values.masked_fill(unstable[:, None], 0.0)
@@ -388,7 +418,7 @@ class EnvBatch(gym.vector.VectorEnv):
             buf = torch.empty_like(self._obs_buf[group])
             fresh[group] = buf
             for name, sl, scale, noise, history, _ in layout:
-                value = self.OBS_TERMS[name](self)
+                value = self._obs_fns[(group, name)](self)
                 if isinstance(scale, list):
                     value = value * self._scale_tensor(scale)
                 elif scale != 1.0:
@@ -471,10 +501,10 @@ class EnvBatch(gym.vector.VectorEnv):
 
         task = getattr(cfg, "task_name", cls.task_name)
 
-        for name in cfg.rewards:
-            if name not in cls.REWARD_TERMS:
+        for t in reward_terms(cfg.rewards):
+            if t.func not in cls.REWARD_TERMS:
                 raise UnknownNameError(
-                    f"unknown reward term '{name}' for task '{task}'; "
+                    f"unknown reward term '{t.func}' for task '{task}'; "
                     f"valid: {sorted(cls.REWARD_TERMS)}"
                 )
         for group, terms in cfg.observations.items():

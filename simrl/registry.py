@@ -45,7 +45,8 @@ def task_cfg(task: str, values: dict[str, Any] | None = None) -> Any:
     except KeyError as e:  # cfg_from_dict's unknown-field error, which lists the valid fields
         raise UnknownNameError(f"task.cfg: {e.args[0]}") from e
     except TypeError as e:  # an observation term with a field ObsTerm lacks
-        raise ConfigError(f"task.cfg.observations: {e}; a term takes name, scale, noise") from e
+        raise ConfigError(f"task.cfg.observations: {e}; a term takes name, "
+                          "scale, noise, history, params") from e
     env_cls.check_terms(cfg)  # term names, before anything is built
     return cfg
 

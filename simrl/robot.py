@@ -1,5 +1,9 @@
-"""Robots as data: a robot config names an MJCF and the facts a locomotion task needs; scene
-assembly edits its `mujoco.MjSpec` into the one model that training, export and sim-to-sim use.
+"""Robots as data: a robot config names an MJCF and the facts its tasks need; scene assembly
+edits its `mujoco.MjSpec` into the one model that training, export and sim-to-sim use.
+
+A robot has a floating base (its root body has a free joint: legged robots) or a fixed one
+(an arm bolted to the world: Menagerie's Franka Panda). Feet and an IMU site are optional facts,
+required only by the tasks whose terms read them (the velocity task refuses a robot without).
 
     robot = load_robot("unitree_go1")          # configs/robot/unitree_go1.yaml, or a path to a yaml
     scene = assemble(robot)                     # Scene(model, joint_qpos, joint_dof, feet, ...)
@@ -11,7 +15,7 @@ XML): a floor where the model has none; IMU sensors (gyro, accelerometer, orient
 velocimeter) at the configured site; the actuators replaced by one position actuator per
 policy joint, in action order, with the configured gains and effort limits (or the MJCF's own
 position gains where the config gives none: a torque-motor model must give them); a `home`
-keyframe at the default pose; optionally feet-only collisions. Every index (qpos, dof,
+keyframe at the default pose; optionally feet-only collisions, or none at all. Every index (qpos, dof,
 actuator, body) is then looked up by name.
 """
 
@@ -40,7 +44,7 @@ IMU_SENSORS = {  # sensor name -> type, all at the robot's IMU site
     "imu_vel": mujoco.mjtSensor.mjSENS_VELOCIMETER,
 }
 PerJoint = float | list[float] | dict[str, float] | None
-COLLISIONS = ("all", "feet_only", "mjcf")
+COLLISIONS = ("all", "feet_only", "mjcf", "none")
 CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 GROUND = (mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_HFIELD)
 
@@ -56,19 +60,22 @@ class RobotCfg:
 
     name: str
     source: str  # a path (relative to assets/ or absolute) or menagerie:<robot>[/<entry>]
-    root_body: str  # the floating base (its free joint gives the base pose and velocity)
-    feet: list[str]  # foot bodies: contact forces, air time
+    # the base: a floating base has a free joint (it gives the base pose and velocity); a body
+    # without one is a fixed base (an arm's mounting link)
+    root_body: str
     joints: list[str]  # the policy's joints, in action order
+    feet: list[str] = field(default_factory=list)  # foot bodies (gait terms): contacts, air time
     default_pose: str | dict[str, float] = "home"  # a keyframe name, or per-joint angles
     base_height: float | None = None  # root height at the default pose (None: the keyframe's)
     kp: PerJoint = None  # position gains; None: the MJCF's position actuators' own
     kd: PerJoint = None  # damping gains; None: the MJCF's own
     effort_limit: PerJoint = None  # |torque| limits; None: the MJCF's forcerange
     action_scale: float = 0.25  # rad of joint target per unit action
-    imu_site: str = "imu"
+    imu_site: str | None = None  # the site of the base IMU (base observations); None: no IMU
     timestep: float | None = None  # physics step (s); None: the MJCF's
     # all: every colliding geom of the robot touches the floor but not the robot itself;
-    # feet_only: only foot_geoms touch the floor; mjcf: the MJCF's own contype/conaffinity
+    # feet_only: only foot_geoms touch the floor; mjcf: the MJCF's own contype/conaffinity;
+    # none: the robot touches nothing (an arm reaching in free space)
     collision: str = "all"
     foot_geoms: list[str] = field(default_factory=list)  # for collision=feet_only
     # the contact model (None: the MJCF's own). Elliptic cones with a high impratio and
@@ -215,8 +222,8 @@ class Scene:
     model: mujoco.MjModel
     robot: RobotCfg
     origin: dict[str, str]
-    root_qpos: int  # qpos address of the root free joint (pos 3, quat 4)
-    root_dof: int  # dof address of the root free joint (lin 3, ang 3; ang in the body frame)
+    root_qpos: int | None  # qpos address of the root free joint (pos 3, quat 4); None: fixed base
+    root_dof: int | None  # dof address of the root free joint (lin 3, ang 3; ang in the body frame)
     joint_qpos: np.ndarray  # (num_joints,) qpos address per policy joint, in action order
     joint_dof: np.ndarray  # (num_joints,) dof address per policy joint
     root_body: int
@@ -224,12 +231,17 @@ class Scene:
     terminate_contacts: np.ndarray  # body ids
     penalize_contacts: np.ndarray  # body ids
     default_joint_pos: np.ndarray  # (num_joints,)
-    imu_pos: np.ndarray  # (3,) IMU site position in the root body frame
-    imu_quat: np.ndarray  # (4,) IMU site orientation in the root body frame (wxyz)
+    imu_pos: np.ndarray | None  # (3,) IMU site position in the root body frame; None: no IMU
+    imu_quat: np.ndarray | None  # (4,) IMU site orientation in the root body frame (wxyz)
     kp: np.ndarray
     kd: np.ndarray
     effort_limit: np.ndarray
     terrain: Terrain | None = None  # the generated grid, where the ground is not a plane
+
+    @property
+    def fixed_base(self) -> bool:
+        """True where the root body has no free joint (an arm bolted to the world)."""
+        return self.root_qpos is None
 
     def facts(self) -> dict[str, Any]:
         """What a robot-side program needs, as plain data (export writes it to policy.json)."""
@@ -278,7 +290,8 @@ def _check_names(spec: mujoco.MjSpec, robot: RobotCfg) -> None:
     bodies, joints = _names(spec.bodies), _names(spec.joints)
     sites, geoms = _names(spec.sites), _names(spec.geoms)
     checks = [("root_body", [robot.root_body], bodies), ("feet", robot.feet, bodies),
-              ("joints", robot.joints, joints), ("imu_site", [robot.imu_site], sites),
+              ("joints", robot.joints, joints),
+              ("imu_site", [robot.imu_site] if robot.imu_site else [], sites),
               ("foot_geoms", robot.foot_geoms, geoms),
               ("terminate_contacts", robot.terminate_contacts, bodies),
               ("penalize_contacts", robot.penalize_contacts, bodies)]
@@ -385,10 +398,12 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
         for j, v in zip(robot.joints, default, strict=True):
             qpos[original.joint(j).qposadr[0]] = v
     root = original.body(robot.root_body)
-    if root.jntnum[0] < 1 or original.jnt_type[root.jntadr[0]] != mujoco.mjtJoint.mjJNT_FREE:
-        raise ConfigError(f"robot '{robot.name}': root_body '{robot.root_body}' has no free joint")
-    root_qpos = int(original.jnt_qposadr[root.jntadr[0]])
+    floating = root.jntnum[0] >= 1 and original.jnt_type[root.jntadr[0]] == mujoco.mjtJoint.mjJNT_FREE
+    root_qpos = int(original.jnt_qposadr[root.jntadr[0]]) if floating else None
     if robot.base_height is not None:
+        if not floating:
+            raise ConfigError(f"robot '{robot.name}': base_height is set but root_body '{robot.root_body}' "
+                              "has no free joint (a fixed base): remove base_height")
         qpos[root_qpos + 2] = robot.base_height
 
     if robot.timestep is not None:
@@ -419,6 +434,8 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
         for g in spec.geoms:
             if g.parent == world:  # the ground: a plane, or the terrain's boxes and hfield
                 g.contype = 1
+            elif robot.collision == "none":
+                g.contype, g.conaffinity = 0, 0
             elif robot.collision == "feet_only":
                 g.contype, g.conaffinity = 0, int(g.name in feet)
             elif g.contype or g.conaffinity:
@@ -429,11 +446,12 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
                 g.condim = robot.condim
 
     # IMU sensors at the configured site (replacing any of the same names)
-    for s in list(spec.sensors):
-        if s.name in IMU_SENSORS:
-            spec.delete(s)
-    for name, kind in IMU_SENSORS.items():
-        spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=robot.imu_site)
+    if robot.imu_site:
+        for s in list(spec.sensors):
+            if s.name in IMU_SENSORS:
+                spec.delete(s)
+        for name, kind in IMU_SENSORS.items():
+            spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=robot.imu_site)
 
     # actuators: one position actuator per policy joint, in action order
     for a in list(spec.actuators):
@@ -463,19 +481,20 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
     except ValueError as e:
         raise ConfigError(f"robot '{robot.name}': the assembled scene does not compile: {e}") from e
     body = lambda names: np.array([model.body(n).id for n in names], dtype=np.int64)  # noqa: E731
-    site = model.site(robot.imu_site)
-    if site.bodyid[0] != model.body(robot.root_body).id:
+    site = model.site(robot.imu_site) if robot.imu_site else None
+    if site is not None and site.bodyid[0] != model.body(robot.root_body).id:
         raise ConfigError(f"robot '{robot.name}': imu_site '{robot.imu_site}' is on body "
                           f"'{model.body(site.bodyid[0]).name}', not on root_body '{robot.root_body}': "
-                          "the IMU must ride on the floating base")
+                          "the IMU must ride on the base (add a site on the base with `sites:`)")
     return Scene(
         model=model, robot=robot, origin=origin, root_qpos=root_qpos,
-        root_dof=int(model.jnt_dofadr[model.body(robot.root_body).jntadr[0]]),
+        root_dof=int(model.jnt_dofadr[model.body(robot.root_body).jntadr[0]]) if floating else None,
         joint_qpos=np.array([model.joint(j).qposadr[0] for j in robot.joints], dtype=np.int64),
         joint_dof=np.array([model.joint(j).dofadr[0] for j in robot.joints], dtype=np.int64),
         root_body=int(model.body(robot.root_body).id), feet=body(robot.feet),
         terminate_contacts=body(robot.terminate_contacts or [robot.root_body]),
         penalize_contacts=body(robot.penalize_contacts), default_joint_pos=default,
-        imu_pos=site.pos.copy(), imu_quat=site.quat.copy(),
+        imu_pos=None if site is None else site.pos.copy(),
+        imu_quat=None if site is None else site.quat.copy(),
         kp=values["kp"], kd=values["kd"], effort_limit=values["effort_limit"], terrain=grid,
     )

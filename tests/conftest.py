@@ -83,3 +83,15 @@ def cartpole_export(tmp_path_factory):
     train(compose_config("train", "task=cartpole", "num_envs=64", "max_iterations=3", "progress=false",
                          "device=cpu"), run_dir)
     return run_dir, export(compose_config("export", f"checkpoint={run_dir}", "num_envs=8"))
+
+
+@pytest.fixture(scope="session")
+def reach_export(tmp_path_factory):
+    """A Panda reach policy after one short iteration (untrained is fine for parity), exported:
+    (run dir, export report)."""
+    from simrl.rl.app import export, train
+
+    run_dir = tmp_path_factory.mktemp("reach_run")
+    train(compose_config("train", "task=reach", "num_envs=16", "max_iterations=1", "progress=false",
+                         "device=cpu", "agent.num_steps_per_env=4"), run_dir)
+    return run_dir, export(compose_config("export", f"checkpoint={run_dir}", "num_envs=16"))

@@ -35,14 +35,62 @@ def projected_gravity(quat: np.ndarray) -> np.ndarray:
     return g
 
 
-def _gravity(r: dict, meta: dict) -> np.ndarray:
-    if "gravity" in r:
-        return np.asarray(r["gravity"])
-    return projected_gravity(r["quat"])
+def rot6d(quat: np.ndarray) -> np.ndarray:
+    """The first two columns of the rotation matrices of wxyz quaternions (..., 4), as (..., 6)."""
+    w, x, y, z = np.moveaxis(np.asarray(quat, dtype=np.float64), -1, 0)
+    return np.stack([1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y),
+                     2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x)], axis=-1)
 
 
-# raw readings: what each means, as the robot must supply it
-READINGS: dict[str, str] = {
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw], axis=-1)
+
+
+def pose_error(pose: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """From pose to target, both [x, y, z, qw, qx, qy, qz] in one frame: the position difference
+    (3) and the rotation vector (3) of target * pose^-1, in that frame."""
+    conj = pose[..., 3:7] * np.array([1.0, -1.0, -1.0, -1.0])
+    q = _quat_mul(target[..., 3:7], conj)
+    q = np.where(q[..., :1] < 0, -q, q)
+    s = np.linalg.norm(q[..., 1:], axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(s, q[..., :1])
+    rotvec = q[..., 1:] * np.where(s > 1e-7, angle / np.maximum(s, 1e-7), 2.0)
+    return np.concatenate([target[..., :3] - pose[..., :3], rotvec], axis=-1)
+
+
+# How an observation term is built from raw readings: policy.json's `obs_terms[i].read` is
+# {"reading": <name, or a list of names the op combines>, "op": <one of OPS>, "columns": [...]
+# (optional), "minus": [...] or a policy.json key (optional)}. The ops are math, not tasks:
+# the runtime knows no task or term names.
+OPS: dict[str, Callable[..., np.ndarray]] = {
+    "value": lambda v: v,
+    "gravity": projected_gravity,  # a base orientation (wxyz) as unit gravity in its frame
+    "pos_rot6d": lambda v: np.concatenate([v[..., :3], rot6d(v[..., 3:7])], axis=-1),  # a pose
+    "pose_error": pose_error,  # two poses: from the first to the second
+}
+
+
+def _names(read: dict[str, Any]) -> list[str]:
+    r = read["reading"]
+    return [r] if isinstance(r, str) else list(r)
+
+# Policies exported before each term declared its reading (policy.json format_version <= 3):
+# their terms' reads, by the names those exports used. New exports never consult this.
+LEGACY_READS: dict[str, dict[str, Any]] = {
+    "base_lin_vel": {"reading": "base_lin_vel"}, "base_ang_vel": {"reading": "gyro"},
+    "projected_gravity": {"reading": "quat", "op": "gravity"}, "command": {"reading": "command"},
+    "joint_pos": {"reading": "joint_pos", "minus": "default_joint_pos"},
+    "joint_vel": {"reading": "joint_vel"}, "last_action": {"reading": "last_action"},
+    "foot_contact": {"reading": "foot_contact"},
+    "cart_pos": {"reading": "joint_pos", "columns": [0]},
+    "pole_angle": {"reading": "joint_pos", "columns": [1]},
+    "cart_vel": {"reading": "joint_vel", "columns": [0]},
+    "pole_vel": {"reading": "joint_vel", "columns": [1]},
+}
+LEGACY_DOCS: dict[str, str] = {
     "joint_pos": "joint encoder angles (rad), in the policy's action order",
     "joint_vel": "joint velocities (rad/s), in the policy's action order",
     "gyro": "IMU angular velocity (rad/s), in the IMU frame",
@@ -51,48 +99,62 @@ READINGS: dict[str, str] = {
     "base_lin_vel": "base linear velocity (m/s) in the IMU frame: a state estimator's output",
     "foot_contact": "foot contact flags, in the robot config's feet order",
 }
-# observation term -> the readings it is built from (last_action is the runtime's own)
-TERM_READINGS: dict[str, tuple[str, ...]] = {
-    "base_lin_vel": ("base_lin_vel",), "base_ang_vel": ("gyro",), "projected_gravity": ("quat",),
-    "command": ("command",), "joint_pos": ("joint_pos",), "joint_vel": ("joint_vel",),
-    "last_action": (), "foot_contact": ("foot_contact",),
-    "cart_pos": ("joint_pos",), "pole_angle": ("joint_pos",), "cart_vel": ("joint_vel",),
-    "pole_vel": ("joint_vel",),
-}
+OWN = ("last_action",)  # readings the runtime supplies itself
+
+
+def term_read(meta: dict[str, Any], term: dict[str, Any]) -> dict[str, Any]:
+    """How `term` is read: its own `read` (exports since format 4), else the legacy table's."""
+    read = term.get("read") or LEGACY_READS.get(term["name"])
+    if read is None:
+        raise ValueError(f"policy.json does not say how to read observation term '{term['name']}' (no "
+                         f"'read' entry): export the checkpoint again with export.py")
+    op = read.get("op", "value")
+    if op not in OPS:
+        raise ValueError(f"observation term '{term['name']}' reads with op '{op}', which this runtime "
+                         f"lacks; known: {sorted(OPS)} (update simrl.deploy)")
+    return read
+
+
+def reading_docs(meta: dict[str, Any]) -> dict[str, str]:
+    """Every raw reading the policy's observation needs -> what it means, in a stable order."""
+    docs = meta.get("reading_docs") or {}
+    needed = {}
+    for t in meta["obs_terms"]:
+        for name in _names(term_read(meta, t)):
+            if name not in OWN:
+                needed[name] = docs.get(name) or LEGACY_DOCS.get(name, "")
+    return needed
 
 
 def required_readings(meta: dict[str, Any]) -> list[str]:
     """The raw readings a policy's observation is built from, in a stable order."""
-    needed = {r for t in meta["obs_terms"] for r in TERM_READINGS.get(t["name"], ())}
-    return [r for r in READINGS if r in needed]
+    return list(reading_docs(meta))
 
 
 def check_readings(meta: dict[str, Any], readings: dict[str, Any]) -> None:
     """Refuse readings that lack one the policy needs (naming it and what it means)."""
-    needed = meta.get("readings") or required_readings(meta)
-    missing = [r for r in needed if r not in readings and not (r == "quat" and "gravity" in readings)]
+    docs = reading_docs(meta)
+    missing = [r for r in docs if r not in readings and not (r == "quat" and "gravity" in readings)]
     if missing:
-        what = "; ".join(f"'{r}': {READINGS[r]}" for r in missing)
+        what = "; ".join(f"'{r}': {docs[r]}" for r in missing)
         raise KeyError(f"readings lack {missing}, which this policy observes ({what}). It needs "
-                       f"{needed}; got {sorted(readings)}")
+                       f"{list(docs)}; got {sorted(readings)}")
 
 
-# observation term name -> how to read it from the robot's raw readings (before scale/clip)
-OBS_READERS: dict[str, Callable[[dict, dict], np.ndarray]] = {
-    "base_lin_vel": lambda r, m: np.asarray(r["base_lin_vel"]),
-    "base_ang_vel": lambda r, m: np.asarray(r["gyro"]),
-    "projected_gravity": _gravity,
-    "command": lambda r, m: np.asarray(r["command"]),
-    "joint_pos": lambda r, m: np.asarray(r["joint_pos"]) - np.asarray(m["default_joint_pos"]),
-    "joint_vel": lambda r, m: np.asarray(r["joint_vel"]),
-    "last_action": lambda r, m: np.asarray(r["last_action"]),
-    "foot_contact": lambda r, m: np.asarray(r["foot_contact"], dtype=np.float64),
-    # cartpole
-    "cart_pos": lambda r, m: np.asarray(r["joint_pos"])[..., :1],
-    "pole_angle": lambda r, m: np.asarray(r["joint_pos"])[..., 1:2],
-    "cart_vel": lambda r, m: np.asarray(r["joint_vel"])[..., :1],
-    "pole_vel": lambda r, m: np.asarray(r["joint_vel"])[..., 1:2],
-}
+def read_term(meta: dict[str, Any], term: dict[str, Any], readings: dict[str, Any]) -> np.ndarray:
+    """One term's value (before scale and history) from the raw readings, as its `read` says."""
+    read = term_read(meta, term)
+    names, op = _names(read), read.get("op", "value")
+    if op == "gravity" and names[0] not in readings and "gravity" in readings:
+        value = np.asarray(readings["gravity"], dtype=np.float64)  # given as gravity already
+    else:
+        value = OPS[op](*(np.asarray(readings[n], dtype=np.float64) for n in names))
+    if read.get("columns") is not None:
+        value = value[..., list(read["columns"])]
+    minus = read.get("minus")
+    if minus is not None:
+        value = value - np.asarray(meta[minus] if isinstance(minus, str) else minus, dtype=np.float64)
+    return value
 
 
 def observation(
@@ -108,10 +170,7 @@ def observation(
     history = {} if history is None else history
     parts = []
     for term in meta["obs_terms"]:
-        if term["name"] not in OBS_READERS:
-            raise ValueError(f"deploy cannot build observation term '{term['name']}'; known: "
-                             f"{sorted(OBS_READERS)}")
-        value = OBS_READERS[term["name"]](readings, meta).astype(np.float64)
+        value = read_term(meta, term, readings)
         frames = int(term.get("history", 1))
         width = term.get("width", term["stop"] - term["start"])
         if value.shape[-1] != width:
@@ -142,10 +201,8 @@ class DeployPolicy:
         if not self.path.is_file():
             raise FileNotFoundError(f"no exported policy at '{self.path}'")
         self.meta = load_metadata(self.path)
-        unknown = [t["name"] for t in self.meta["obs_terms"] if t["name"] not in OBS_READERS]
-        if unknown:
-            raise ValueError(f"deploy cannot build observation terms {unknown}; known: "
-                             f"{sorted(OBS_READERS)}")
+        for term in self.meta["obs_terms"]:  # every term readable, before anything runs
+            term_read(self.meta, term)
         self.session = ort.InferenceSession(str(self.path), providers=providers or ["CPUExecutionProvider"])
         act = self.meta["action"]
         self.scale = float(act["scale"])
@@ -153,14 +210,23 @@ class DeployPolicy:
         self.clip = float(act["clip"])
         self.kp = np.asarray(act["kp"])
         self.kd = np.asarray(act["kd"])
-        self.readings = self.meta.get("readings") or required_readings(self.meta)
+        self.readings = required_readings(self.meta)
         self.last_action = np.zeros(self.meta["num_actions"], dtype=np.float32)
         self.history: dict[str, np.ndarray] = {}  # stacked frames of terms with a history
+        # absolute: targets = offset + scale * action; delta: targets += scale * action, from
+        # the offset (the default pose) at each reset
+        self.mode = act.get("mode", "absolute")
+        if self.mode not in ("absolute", "delta"):
+            raise ValueError(f"policy.json action mode '{self.mode}' is unknown to this runtime; known: "
+                             "absolute, delta (update simrl.deploy)")
+        self.targets = self.offset.copy()
 
     def reset(self) -> None:
-        """A new episode: forget the last action and the observation history."""
+        """A new episode: forget the last action and the observation history; delta-mode
+        targets restart at the default pose."""
         self.last_action = np.zeros(self.meta["num_actions"], dtype=np.float32)
         self.history = {}
+        self.targets = self.offset.copy()
 
     @property
     def obs_dim(self) -> int:
@@ -184,4 +250,8 @@ class DeployPolicy:
         action = np.clip(self.infer(self.observation(readings)), -self.clip, self.clip)
         self.last_action = action.astype(np.float32)
         lo, hi = np.asarray(self.meta["action"]["ctrl_range"]).T  # MuJoCo clamps ctrl the same way
-        return np.clip(self.offset + self.scale * action, lo, hi), self.kp, self.kd
+        base = self.targets if self.mode == "delta" else self.offset
+        targets = np.clip(base + self.scale * action, lo, hi)
+        if self.mode == "delta":
+            self.targets = targets
+        return targets, self.kp, self.kd

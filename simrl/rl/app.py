@@ -281,7 +281,7 @@ def play(cfg: DictConfig) -> list[dict[str, Any]]:
         results.append(r)
         if command is None:
             print(f"  return {r['mean_return']:.2f} | episodes ended early "
-                  f"{100 * r['fall_share']:.1f}%")
+                  f"{100 * r['fall_share']:.1f}%{_metrics(env, r)}")
         else:
             print(f"  cmd {list(command)}: return {r['mean_return']:.2f} | lin-vel error "
                   f"{r['lin_vel_error']:.3f} m/s | yaw-rate error {r['yaw_rate_error']:.3f} "
@@ -309,6 +309,11 @@ def evaluate_tiles(env, policy, command, progress: bool = False) -> list[dict[st
             print(f"  {kind:<12} {level:>5} {100 * r['crossed_share']:>7.1f}% {100 * r['fall_share']:>5.1f}% "
                   f"{r['lin_vel_error']:>10.3f} m/s")
     return results
+
+
+def _metrics(env, r: dict) -> str:
+    """The task's own episode-end metrics (success, final errors...), as play prints them."""
+    return "".join(f" | {k} {r[k]:.3f}" for k in env.METRIC_TERMS)
 
 
 def _crossed(r: dict) -> str:
@@ -407,8 +412,10 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
             print(f"  cmd {list(command)}: lin-vel error {r['lin_vel_error']:.3f} m/s | yaw-rate "
                   f"error {r['yaw_rate_error']:.3f} rad/s | falls {100 * r['fall_share']:.1f}%{_crossed(r)}")
         else:
+            extra = "".join(f" | {k} {r[k]:.3f}" for k in ("success", "final_pos_error", "final_ori_error")
+                            if k in r)
             print(f"  mean steps {r['mean_steps']:.1f} | episodes ended early "
-                  f"{100 * r['fall_share']:.1f}%")
+                  f"{100 * r['fall_share']:.1f}%{extra}")
     return results
 
 

@@ -1,4 +1,6 @@
-"""Evaluate a policy on fixed commands: return, velocity tracking error, share of falls."""
+"""Evaluate a policy: return, share of falls, velocity tracking error (tasks that track velocity
+commands, on fixed commands) and the task's own episode-end metrics (its METRIC_TERMS: a reach
+task's success and final distance)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ def evaluate(
     Tracking errors are |v_xy - cmd_xy| (m/s) and |w_z - cmd_yaw| (rad/s) in the base frame,
     averaged over each episode's steps after the first `settle_s` seconds. A fall is an episode
     that ended by termination before its time limit. On a terrain grid, `crossed_share` is the
-    share of episodes that got past half a tile from their start without a fall.
+    share of episodes that got past half a tile from their start without a fall. Each of the
+    task's METRIC_TERMS is averaged over the episodes, read at each one's end.
     """
     env.reset()
     if command is not None:
@@ -38,10 +41,12 @@ def evaluate(
     grid = getattr(env, "grid", None)  # on a terrain grid: who got past half a tile
     crossed = torch.zeros(n, device=dev, dtype=torch.bool)
     settle = int(settle_s / env.dt)
+    metrics = {k: torch.zeros(n, device=dev) for k in env.METRIC_TERMS}
+    recording, env.record_metrics = env.record_metrics, bool(metrics)
     obs = env.compute_observations()
     tracks = env.deploy_spec()["tracks_commands"]  # the task tracks velocity commands
     for t in tqdm(range(env.max_episode_length), disable=not progress, desc="evaluate"):
-        obs, rew, term, trunc, _ = env.step(policy(obs))
+        obs, rew, term, trunc, infos = env.step(policy(obs))
         if tracks and t >= settle:
             # envs that ended this step were already reset inside step: count only live ones
             live = first & ~(term | trunc)
@@ -56,13 +61,17 @@ def evaluate(
         ret += torch.where(first, rew, 0.0)
         ended = first & (term | trunc)
         fell |= ended & term
+        for k, v in infos.get("metrics", {}).items():  # each env's value at its first episode's end
+            metrics[k] = torch.where(ended, v, metrics[k])
         first &= ~ended
         if not first.any():
             break
         if command is not None:
             env.set_commands(*command)  # resets resample commands: pin them again
+    env.record_metrics = recording
     c = counted.clamp(min=1)
     return {
+        **{k: float(v.mean()) for k, v in metrics.items()},
         "episodes": n,
         "mean_return": float(ret.mean()),
         "lin_vel_error": float((lin_err / c).mean()),

@@ -78,24 +78,36 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
     """What a robot-side program needs to run a policy of this env. The policy's input is its
     observation `groups` concatenated in order (as rsl-rl's model reads them), so the term
     layout is too; the robot facts and the task's deploy spec come from the env itself."""
-    layout, offset = [], 0
+    layout, offset, docs = [], 0, {}
     for group in groups:
         if group not in env.obs_layout:
             raise ExportError(f"the policy reads observation group '{group}' but task "
                               f"'{env.task_name}' has groups {sorted(env.obs_layout)}")
         for slot in env.obs_layout[group]:
             s = slot.slice
+            read = env.OBS_READS.get(slot.name)
+            if read is None:
+                raise ExportError(f"observation term '{slot.name}' of group '{group}' declares no reading "
+                                  f"(task '{env.task_name}' OBS_READS), so a robot cannot supply it: give "
+                                  f"it a reading, or observe it in the critic's group only")
+            read = dict(read)
+            doc = read.pop("doc", "")
+            names = [read["reading"]] if isinstance(read["reading"], str) else read["reading"]
+            for name in names:  # one doc for one reading, or {reading: doc}
+                docs.setdefault(name, doc.get(name, "") if isinstance(doc, dict) else doc)
             layout.append({"name": slot.name, "start": offset + s.start, "stop": offset + s.stop,
-                           "scale": slot.scale, "history": slot.history, "width": slot.width})
+                           "scale": slot.scale, "history": slot.history, "width": slot.width,
+                           "read": read})
         offset = layout[-1]["stop"]
     return {
-        "format_version": 3,
+        "format_version": 4,  # 4: each obs term says how it is read ("read"), and reading_docs
         "task": env.task_name,
         "obs_groups": list(groups),
         "obs_dim": offset,
         "obs_terms": layout,
         "obs_clip": float(env.cfg.obs_clip),
         "readings": required_readings({"obs_terms": layout}),
+        "reading_docs": {k: v for k, v in docs.items() if k != "last_action"},
         "num_actions": env.num_actions,
         "action": env.action_spec(),
         "default_joint_pos": env.action_offset.tolist(),

@@ -11,7 +11,9 @@ every `eval_every` iterations; each checkpoint is then evaluated exactly as `pla
 (`simrl.play`: one full episode in each of `eval_envs` envs per command, pushes off, seed 123).
 A checkpoint meets the criterion where, on every command, the lin-vel error is at most
 `max_lin_vel_error` m/s (tasks that track commands) and at most `max_fall_share` of episodes end
-by termination (and, if set, the mean return is at least `min_return`).
+by termination (and, if set, the mean return is at least `min_return` and the share of
+successful episodes at least `min_success`: tasks with a success metric, e.g. `task=reach
+min_success=0.95`).
 
 Printed: per seed and checkpoint the figures, then per seed the first checkpoint that meets the
 criterion with its env steps and training minutes, and the median and worst seed. Written into
@@ -49,6 +51,8 @@ class Criterion:
     max_lin_vel_error: float = 0.2  # m/s, on every tracked command
     max_fall_share: float = 0.05  # of episodes ended by termination, on every command
     min_return: float | None = None  # mean episode return, on every command; None: not checked
+    min_success: float | None = None  # share of successful episodes (tasks with a `success`
+    # metric: reach, lift), on every evaluation; None: not checked
 
     def failures(self, results: list[dict[str, Any]]) -> list[str]:
         """What misses the criterion in one checkpoint's evaluation (empty: it is met)."""
@@ -64,6 +68,9 @@ class Criterion:
                 out.append(f"{where}: falls {r['fall_share']:.1%} > {self.max_fall_share:.0%}")
             if self.min_return is not None and not r["mean_return"] >= self.min_return:
                 out.append(f"{where}: return {r['mean_return']:.2f} < {self.min_return}")
+            if self.min_success is not None and not r.get("success", math.nan) >= self.min_success:
+                got = f"{r['success']:.1%}" if "success" in r else "none (the task has no success metric)"
+                out.append(f"{where}: success {got} < {self.min_success:.0%}")
         return out
 
     def met(self, results: list[dict[str, Any]]) -> bool:
@@ -111,8 +118,8 @@ def parse_args(argv: list[str]) -> LearnCfg:
                 setattr(cfg, key, Path(value))
             elif key in ("max_lin_vel_error", "max_fall_share"):
                 setattr(crit, key, float(value))
-            elif key == "min_return":
-                crit.min_return = None if value in ("null", "none", "") else float(value)
+            elif key in ("min_return", "min_success"):
+                setattr(crit, key, None if value in ("null", "none", "") else float(value))
             elif key in ("seed", "max_iterations", "agent.save_interval", "hydra.run.dir"):
                 raise ConfigError(f"'{key}' is set by the benchmark: use seeds=, iterations=, "
                                   f"eval_every=, out=")
@@ -264,6 +271,8 @@ def seed_rows(cfg: LearnCfg, seed: int, run_dir: Path, evals: dict[int, list[dic
             if r.get("command") is not None:
                 row[f"lin_vel_error@{lab}"] = r["lin_vel_error"]
             row[f"fall_share@{lab}"] = r["fall_share"]
+            if "success" in r:
+                row[f"success@{lab}"] = r["success"]
             row[f"mean_return@{lab}"] = r["mean_return"]
         tracked = [r["lin_vel_error"] for r in results if r.get("command") is not None]
         row["worst_lin_vel_error"] = worst(tracked)
@@ -289,7 +298,7 @@ def summarize(cfg: LearnCfg, rows: list[dict[str, Any]]) -> str:
     lines = ["| seed | iteration | " + " | ".join(keys) + " | met |",
              "|---" * (len(keys) + 3) + "|"]
     for r in rows:
-        vals = [f"{r[k]:.1%}" if k.startswith("fall") else f"{r[k]:.3f}" for k in keys]
+        vals = [f"{r[k]:.1%}" if k.startswith(("fall", "success")) else f"{r[k]:.3f}" for k in keys]
         met = "yes" if r["met"] else "no"
         lines.append(f"| {r['seed']} | {r['iteration']} | " + " | ".join(vals) + f" | {met} |")
     lines += ["", "| seed | first checkpoint meeting the criterion | env steps | training minutes |",
@@ -354,6 +363,7 @@ def run(cfg: LearnCfg, progress: bool = True) -> list[dict[str, Any]]:
           f"{cfg.eval_envs} episodes per command, overrides {cfg.overrides or '-'}, code of {tree}, "
           f"out {cfg.out}")
     ret = f", return >= {crit.min_return}" if crit.min_return is not None else ""
+    ret += f", success >= {crit.min_success:.0%}" if crit.min_success is not None else ""
     print(f"criterion on every command: lin-vel error <= {crit.max_lin_vel_error} m/s, falls <= "
           f"{crit.max_fall_share:.0%}{ret}")
     rows: list[dict[str, Any]] = []

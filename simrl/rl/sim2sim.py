@@ -3,8 +3,10 @@
 Nothing here touches torch or the env batch, and nothing here knows the task: the scene is
 rebuilt from `policy.json` (the robot config, assembled as in training, or the task's MJCF), the
 policy sees only what a robot would give it (joint encoders, IMU gyro, orientation and
-velocimeter, the command) at the control rate, and episodes start, last and end as the
-export's `deploy` section says. It is the rehearsal of deployment before hardware.
+velocimeter, the command, a target pose) at the control rate, and episodes start, last and end
+as the export's `deploy` section says: its `target` (a pose drawn per episode, the reading
+`target_pose`) and `success` (a site held within a tolerance of it) serve any arm. It is the
+rehearsal of deployment before hardware.
 """
 
 from __future__ import annotations
@@ -38,9 +40,12 @@ def scene_model(meta: dict[str, Any], terrain: Any = None):
 
 class Readings:
     """What the robot reports, read from an MjData by name: encoders of the policy's joints (in
-    action order), the IMU sensors, and the command."""
+    action order), the IMU sensors, the command and target, and the site poses the export's
+    `deploy.sim_readings` names (what an arm's controller computes by forward kinematics)."""
 
     def __init__(self, m: mujoco.MjModel, meta: dict[str, Any]):
+        self.m = m
+        self.site_poses = dict(meta.get("deploy", {}).get("sim_readings", {}))
         robot = meta.get("robot")
         if robot:  # the policy's joints, by name
             joints = [m.joint(j) for j in robot["joint_names"]]
@@ -54,12 +59,56 @@ class Readings:
             if i >= 0:
                 self.sensors[key] = slice(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i])
 
-    def __call__(self, d: mujoco.MjData, command) -> dict[str, np.ndarray]:
+    def __call__(self, d: mujoco.MjData, command, target: np.ndarray | None = None) -> dict[str, np.ndarray]:
         r = {"joint_pos": d.qpos[self.qpos].copy(), "joint_vel": d.qvel[self.dof].copy(),
              "command": np.asarray(command, dtype=np.float64)}
+        if target is not None:
+            r["target_pose"] = target
+        for name, rule in self.site_poses.items():
+            r[name] = site_pose(self.m, d, rule)
         for key, sl in self.sensors.items():
             r[key] = d.sensordata[sl].copy()
         return r
+
+
+def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+    return out
+
+
+def sample_target(spec: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
+    """A pose target [x, y, z, qw, qx, qy, qz] in the base frame, drawn as training draws it:
+    a position in the box, an orientation turned from `about_quat` by roll, pitch, yaw."""
+    pos = [rng.uniform(*spec[k]) for k in ("x", "y", "z")]
+    quat = np.asarray(spec["about_quat"], dtype=np.float64)
+    for axis, key in ((0, "roll"), (1, "pitch"), (2, "yaw")):  # extrinsic x, then y, then z
+        turn = np.zeros(4)
+        vec = np.zeros(3)
+        vec[axis] = 1.0
+        mujoco.mju_axisAngle2Quat(turn, vec, rng.uniform(*spec[key]))
+        quat = _quat_mul(turn, quat)
+    return np.concatenate([pos, quat])
+
+
+def site_pose(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any]) -> np.ndarray:
+    """The rule's site pose in its frame body: [x, y, z, qw, qx, qy, qz]."""
+    base, site = m.body(rule["frame_body"]).id, m.site(rule["site"]).id
+    pos = d.xmat[base].reshape(3, 3).T @ (d.site_xpos[site] - d.xpos[base])
+    q_site, q_base_inv = np.zeros(4), np.zeros(4)
+    mujoco.mju_mat2Quat(q_site, d.site_xmat[site])
+    mujoco.mju_negQuat(q_base_inv, d.xquat[base])
+    return np.concatenate([pos, _quat_mul(q_base_inv, q_site)])
+
+
+def site_error(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any],
+               target: np.ndarray) -> tuple[float, float]:
+    """Position (m) and orientation (rad) error of the rule's site to `target` (base frame)."""
+    pose = site_pose(m, d, rule)
+    pos, quat = pose[:3], pose[3:]
+    diff = _quat_mul(np.array([quat[0], -quat[1], -quat[2], -quat[3]]), target[3:])
+    angle = 2.0 * np.arctan2(np.linalg.norm(diff[1:]), abs(diff[0]))
+    return float(np.linalg.norm(pos - target[:3])), float(angle)
 
 
 def control_step(m: mujoco.MjModel, d: mujoco.MjData, targets: np.ndarray, decimation: int) -> None:
@@ -144,7 +193,10 @@ def run_sim2sim(
         root_dof = int(m.jnt_dofadr[m.body(robot["config"]["root_body"]).jntadr[0]])
     if push_vel and root_dof is None:
         raise ValueError("pushes need a floating base (a policy exported with a robot config)")
+    target_spec, success = spec.get("target"), spec.get("success")
+    hold = max(1, round(success["hold_s"] / meta["control_dt"])) if success else 0
     steps_run, lin_errs, yaw_errs, falls, crossed = [], [], [], [], []
+    succeeded, final_pos, final_ori = [], [], []
     for episode in range(episodes):
         if key >= 0:
             mujoco.mj_resetDataKeyframe(m, d, key)
@@ -155,6 +207,10 @@ def run_sim2sim(
         if "qpos_noise" in reset:
             s = reset["qpos_noise"]
             d.qpos[:] += rng.uniform(-s, s, m.nq)
+        if "joint_noise" in reset:
+            s = reset["joint_noise"]
+            d.qpos[read.qpos] += rng.uniform(-s, s, len(read.qpos))
+        target = sample_target(target_spec, rng) if target_spec else None
         if grid is not None:  # start on the tile's platform
             level, kind = tile if tile is not None else (grid.num_levels - 1, episode % grid.num_types)
             if isinstance(kind, str):
@@ -163,13 +219,16 @@ def run_sim2sim(
         start = None if root_qpos is None else d.qpos[root_qpos : root_qpos + 2].copy()
         mujoco.mj_forward(m, d)
         policy.reset()
-        lin, yaw, down, t, far = [], [], False, 0, False
+        lin, yaw, down, t, far, held = [], [], False, 0, False, 0
         for t in range(steps):
             if push_vel and (t + 1) % push_every == 0:
                 d.qvel[root_dof : root_dof + 2] += rng.uniform(-push_vel, push_vel, 2)
-            targets, _, _ = policy.act(read(d, command))
+            targets, _, _ = policy.act(read(d, command, target))
             control_step(m, d, targets, decimation)
-            r = read(d, command)
+            r = read(d, command, target)
+            if success:
+                pos_err, ori_err = site_error(m, d, success, target)
+                held = held + 1 if pos_err < success["pos"] and ori_err < success["ori"] else 0
             if tracks and t >= settle:
                 lin.append(np.linalg.norm(r["base_lin_vel"][:2] - np.asarray(command[:2])))
                 yaw.append(abs(r["gyro"][2] - command[2]))
@@ -183,11 +242,18 @@ def run_sim2sim(
                 break
         falls.append(down)
         crossed.append(far and not down)
+        if success:
+            succeeded.append(held >= hold)
+            final_pos.append(pos_err)
+            final_ori.append(ori_err)
         lin_errs.append(np.mean(lin) if lin else np.nan)
         yaw_errs.append(np.mean(yaw) if yaw else np.nan)
         steps_run.append(t + 1)
     nan = float("nan")
+    metrics = {"success": float(np.mean(succeeded)), "final_pos_error": float(np.mean(final_pos)),
+               "final_ori_error": float(np.mean(final_ori))} if success else {}
     return {
+        **metrics,
         "episodes": episodes,
         "mean_steps": float(np.mean(steps_run)),
         "lin_vel_error": _nanmean(lin_errs) if tracks else nan,

@@ -5,6 +5,8 @@ The exported policies are tests/conftest.py's fixtures."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -121,3 +123,66 @@ def test_sim2sim_imu_reads_the_same_instant_as_the_encoders():
 def test_a_missing_policy_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="no exported policy"):
         DeployPolicy(tmp_path / "missing.onnx")
+
+
+def test_sim2sim_site_error_and_target_draw_agree_with_the_reach_env():
+    """sim-to-sim's pose error (MuJoCo C, from policy.json's success rule) equals the env's,
+    and its targets are drawn from the trained ranges."""
+    from simrl.rl.export import deploy_metadata
+    from simrl.rl.sim2sim import sample_target, site_error
+
+    env = make("reach", 2, seed=4)
+    env.step(0.5 * torch.ones(2, env.num_actions))
+    env.sim.forward()  # kinematics of the present qpos (mj_step leaves them one substep behind)
+    spec = deploy_metadata(env, ["policy"])["deploy"]
+    for w in range(2):
+        target = np.concatenate([env.target_pos_b[w].numpy(), env.target_quat_b[w].numpy()])
+        pos_err, ori_err = site_error(env.model, env.sim.get_mjdata(w), spec["success"], target)
+        ours = env.ee_errors()
+        assert pos_err == pytest.approx(float(ours[0][w]), abs=1e-5)
+        assert ori_err == pytest.approx(float(ours[1][w]), abs=1e-4)
+        assert pos_err > 0.02  # a random target, far from the arm: the test sees real errors
+    rng = np.random.default_rng(0)
+    draws = np.stack([sample_target(spec["target"], rng) for _ in range(200)])
+    for i, k in enumerate("xyz"):
+        lo, hi = spec["target"][k]
+        assert lo <= draws[:, i].min() and draws[:, i].max() <= hi and draws[:, i].std() > 0.05
+    np.testing.assert_allclose(np.linalg.norm(draws[:, 3:], axis=1), 1.0, atol=1e-9)
+
+
+def test_sim2sim_runs_an_exported_reach_policy(reach_export):
+    from simrl.rl.sim2sim import run_sim2sim
+
+    _, report = reach_export
+    r = run_sim2sim(report["onnx"], episodes=3, seed=0)
+    assert r["mean_steps"] == 200 and r["fall_share"] == 0.0  # 4 s at 50 Hz, no terminations
+    assert 0.0 <= r["success"] <= 1.0 and r["final_pos_error"] > 0.0 and np.isfinite(r["final_ori_error"])
+
+
+def test_delta_mode_targets_follow_the_envs_ctrl(reach_export, tmp_path):
+    """A delta-mode arm policy (policy.json action mode 'delta'): the runtime's joint targets,
+    moved by each action from the default pose, equal the env's ctrl step after step (the
+    runtime's actions fed to the env)."""
+    import json
+    import shutil
+
+    _, report = reach_export
+    onnx_path = Path(shutil.copy(report["onnx"], tmp_path / "policy.onnx"))
+    meta = json.loads(Path(report["json"]).read_text())
+    meta["action"].update(mode="delta", scale=0.05)
+    (tmp_path / "policy.json").write_text(json.dumps(meta))
+    deploy = DeployPolicy(onnx_path)
+    assert deploy.mode == "delta"
+    env = make("reach", 1, device="cpu", seed=0, cfg={"action_mode": "delta", "action_scale": 0.05})
+    assert env.action_spec()["mode"] == "delta"
+    env.reset()
+    deploy.reset()
+    readings = {"joint_pos": np.zeros(7), "joint_vel": np.zeros(7), "ee_pose": np.r_[0.5, 0, 0.5, 1, 0, 0, 0],
+                "target_pose": np.r_[0.5, 0, 0.4, 1, 0, 0, 0]}
+    for _ in range(5):
+        targets, _, _ = deploy.act(readings)  # the runtime's own action, then the env takes it
+        env.step(torch.from_numpy(deploy.last_action)[None])
+        np.testing.assert_allclose(targets, env.sim.ctrl[0].numpy(), atol=1e-6)
+    assert np.abs(targets - deploy.offset).max() > 1e-3  # the targets did move
+    deploy.reset()
+    np.testing.assert_allclose(deploy.targets, deploy.offset)

@@ -15,7 +15,7 @@ from simrl.rl.sim2sim import Readings
 def test_the_default_policy_observes_only_what_the_robot_measures():
     env = simrl.make("quadruped", 2, seed=0)
     meta = deploy_metadata(env, ["policy"])
-    assert meta["readings"] == ["joint_pos", "joint_vel", "gyro", "quat", "command"]
+    assert meta["readings"] == ["gyro", "quat", "command", "joint_pos", "joint_vel"]  # in term order
     names = [t["name"] for t in meta["obs_terms"]]
     assert "base_lin_vel" not in names and "height_scan" not in names
     critic = [s.name for s in env.obs_layout["critic"]]  # privileged state goes to the critic
@@ -58,3 +58,35 @@ def test_deploy_history_equals_the_envs_over_steps():
             np.testing.assert_allclose(ours, obs["policy"][w].numpy(), atol=1e-5, err_msg=f"step {step}")
         obs, _, term, trunc, _ = env.step(0.3 * torch.randn(2, env.num_actions, generator=gen))
         assert not (term | trunc).any()
+
+
+def test_reach_policy_reads_joints_and_a_target_pose_and_deploy_builds_the_envs_observation():
+    """An arm's policy.json names its readings (no IMU, a target pose) and says how each term is
+    read; the runtime, knowing no task, builds the env's observation from them."""
+    env = simrl.make("reach", 3, seed=2, cfg={"obs_noise": False})
+    meta = deploy_metadata(env, ["policy"])
+    assert meta["readings"] == ["joint_pos", "joint_vel", "ee_pose", "target_pose"]
+    assert "quaternion wxyz" in meta["reading_docs"]["target_pose"]
+    read = Readings(env.model, meta)
+    env.reset()
+    gen = torch.Generator().manual_seed(0)
+    for step in range(3):
+        env.sim.forward()  # kinematics of the present joints, as a robot's controller reports them
+        obs = env.compute_observations(commit=False)
+        for w in range(3):
+            target = np.concatenate([env.target_pos_b[w].numpy(), env.target_quat_b[w].numpy()])
+            r = read(env.sim.get_mjdata(w), None, target)
+            r["last_action"] = env.actions[w].numpy()
+            np.testing.assert_allclose(observation(meta, r), obs["policy"][w].numpy(), atol=1e-5,
+                                       err_msg=f"step {step}")
+        env.step(0.3 * torch.randn(3, env.num_actions, generator=gen))
+
+
+def test_a_policy_term_without_a_reading_is_refused_at_export():
+    from simrl.env import ObsTerm
+    from simrl.rl.export import ExportError
+
+    env = simrl.make("reach", 1, cfg={"observations": {"policy": [
+        ObsTerm("joint_pos"), ObsTerm("ee_error", params={"site": "attachment_site"})]}})
+    with pytest.raises(ExportError, match="term 'ee_error' of group 'policy' declares no reading"):
+        deploy_metadata(env, ["policy"])

@@ -1,0 +1,113 @@
+"""Terms with parameters: a term is `f(env, **params) -> Tensor`, bound to its params once.
+
+    rewards:
+      ee_pos: {weight: -0.2, params: {site: attachment_site}}
+      ee_fine: {weight: 1.0, func: ee_pos_tanh, params: {site: attachment_site, std: 0.02}}
+
+Params that name model objects (`body`, `bodies`, `joint`, `joints`, `site`, `sites`) take names
+or regexes (full match) and are resolved at start-up: a singular one to one id (an int), a plural
+one to a long tensor of ids on the env's device, in the order the patterns match. A name that
+matches nothing ends the start-up with one line listing the valid names. Other params pass as
+they are. No name is looked up inside a step.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+import mujoco
+import torch
+
+from simrl.errors import ConfigError, UnknownNameError
+
+OBJECT_PARAMS = {  # param name -> (MuJoCo object type, plural)
+    "body": (mujoco.mjtObj.mjOBJ_BODY, False),
+    "bodies": (mujoco.mjtObj.mjOBJ_BODY, True),
+    "joint": (mujoco.mjtObj.mjOBJ_JOINT, False),
+    "joints": (mujoco.mjtObj.mjOBJ_JOINT, True),
+    "site": (mujoco.mjtObj.mjOBJ_SITE, False),
+    "sites": (mujoco.mjtObj.mjOBJ_SITE, True),
+}
+_COUNT = {mujoco.mjtObj.mjOBJ_BODY: "nbody", mujoco.mjtObj.mjOBJ_JOINT: "njnt",
+          mujoco.mjtObj.mjOBJ_SITE: "nsite"}
+
+
+class RewardTerm(NamedTuple):
+    """One reward entry of a task config: its name (the log's), function, weight and params."""
+
+    name: str
+    func: str
+    weight: float
+    params: dict[str, Any]
+
+
+def reward_terms(rewards: Mapping[str, Any]) -> list[RewardTerm]:
+    """The config's `rewards` (name -> weight, or name -> {weight, func, params}) as terms."""
+    out = []
+    for name, entry in rewards.items():
+        if isinstance(entry, Mapping):
+            unknown = sorted(set(entry) - {"weight", "func", "params"})
+            if unknown or "weight" not in entry:
+                raise ConfigError(f"reward term '{name}': an entry takes weight (required), func and "
+                                  f"params, got {sorted(entry)}")
+            func, weight, params = entry.get("func") or name, entry["weight"], dict(entry.get("params") or {})
+        else:
+            func, weight, params = name, entry, {}
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise ConfigError(f"reward term '{name}': weight must be a number, got {weight!r}")
+        out.append(RewardTerm(str(name), str(func), float(weight), params))
+    return out
+
+
+def names_of(model: mujoco.MjModel, objtype: mujoco.mjtObj) -> list[str]:
+    """Every name of one kind of model object, in id order."""
+    return [mujoco.mj_id2name(model, objtype, i) or "" for i in range(getattr(model, _COUNT[objtype]))]
+
+
+def resolve(model: mujoco.MjModel, objtype: mujoco.mjtObj, patterns: str | list[str],
+            where: str) -> list[int]:
+    """Ids of the objects whose names fully match `patterns`, pattern by pattern, each id once."""
+    names = names_of(model, objtype)
+    ids: list[int] = []
+    for p in [patterns] if isinstance(patterns, str) else list(patterns):
+        hits = [i for i, n in enumerate(names) if n and re.fullmatch(str(p), n)]
+        if not hits:
+            kind = objtype.name.removeprefix("mjOBJ_").lower()
+            raise UnknownNameError(f"{where}: {kind} '{p}' matches nothing in the model; "
+                                   f"valid: {[n for n in names if n][:60]}")
+        ids += [i for i in hits if i not in ids]
+    return ids
+
+
+def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any], where: str
+         ) -> Callable[[Any], torch.Tensor]:
+    """`func` with `params` bound (object names resolved to ids): a function of the env alone."""
+    params = dict(params or {})
+    accepted = inspect.signature(func).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
+    unknown = sorted(k for k in params if k not in accepted and not takes_any)
+    if unknown:
+        valid = list(accepted)[1:]  # after `env`
+        raise ConfigError(f"{where}: unknown params {unknown}; valid: {valid}")
+    missing = [k for k, p in list(accepted.items())[1:] if p.default is inspect.Parameter.empty
+               and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and k not in params]
+    if missing:
+        raise ConfigError(f"{where}: params {missing} are required (give them in the term's params)")
+    bound = {}
+    for key, value in params.items():
+        if key in OBJECT_PARAMS:
+            objtype, plural = OBJECT_PARAMS[key]
+            ids = resolve(env.model, objtype, value, where)
+            if plural:
+                bound[key] = torch.as_tensor(ids, device=env.device, dtype=torch.long)
+            elif len(ids) != 1:
+                raise ConfigError(f"{where}: {key} '{value}' must name one object, matches {len(ids)}")
+            else:
+                bound[key] = ids[0]
+        else:
+            bound[key] = value
+    return functools.partial(func, **bound) if bound else func

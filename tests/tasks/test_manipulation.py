@@ -1,0 +1,81 @@
+"""The reach task on a fixed-base arm (envs/manipulation.py, Menagerie's Franka Panda)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import simrl
+from simrl.errors import ConfigError
+from simrl.rl.evaluate import evaluate
+from simrl.robot import assemble
+
+
+def test_panda_assembles_as_a_fixed_base_arm_without_feet_or_imu():
+    scene = assemble("franka_panda")
+    m = scene.model
+    assert scene.fixed_base and scene.root_qpos is None and scene.root_dof is None
+    assert m.nq == 7 and m.nu == 7 and m.nsensor == 0  # no free joint, no IMU sensors added
+    robot = m.geom_bodyid != 0  # the world's geoms are the floor assembly added
+    assert robot.sum() > 10 and (m.geom_contype[robot] == 0).all() and (m.geom_conaffinity[robot] == 0).all()
+    assert scene.kp.tolist() == [4500, 4500, 3500, 3500, 2000, 2000, 2000]  # the MJCF's own gains
+
+
+def test_velocity_task_refuses_an_arm_in_one_line():
+    with pytest.raises(ConfigError, match="needs a legged robot, but robot 'franka_panda' lacks a floating "
+                                          "base.*feet.*imu_site"):
+        simrl.make("quadruped", 1, device="cpu", robot="franka_panda")
+
+
+def test_reach_refuses_a_floating_base_robot():
+    with pytest.raises(ConfigError, match="task 'reach' needs a fixed-base arm"):
+        simrl.make("reach", 1, device="cpu", cfg={"robot": "quadruped"})
+
+
+def test_reach_observations_and_targets():
+    env = simrl.make("reach", 8, device="cpu", seed=3)
+    assert env.obs_dims == {"policy": 7 + 7 + 6 + 7, "critic": 27 + 4}
+    t = env.target_pos_b
+    cfg = env.cfg
+    for i, k in enumerate(("target_x", "target_y", "target_z")):
+        lo, hi = getattr(cfg, k)
+        assert ((t[:, i] >= lo) & (t[:, i] <= hi)).all()
+    assert t.std(dim=0).min() > 0.01  # drawn per env
+    assert torch.allclose(env.target_quat_b.norm(dim=1), torch.ones(8), atol=1e-5)
+
+
+def _hold(env, offset: float) -> dict:
+    """Evaluate the policy that holds the default pose, with the target at the default pose's
+    end-effector pose shifted by `offset` m along x."""
+    env.reset()
+    env.step(torch.zeros(env.num_envs, 7))  # forward kinematics at the default pose
+    pos, quat = env.site_pose_b(env.ee)
+    pos = pos[0] + torch.tensor([offset, 0.0, 0.0])
+
+    def hold(obs):
+        env.set_target(pos.tolist(), quat[0].tolist())  # pinned again after every reset
+        return torch.zeros(env.num_envs, 7)
+
+    return evaluate(env, hold)
+
+
+def test_success_metric_counts_episodes_that_hold_the_target():
+    env = simrl.make("reach", 4, device="cpu", seed=0, cfg={"init_joint_noise": 0.0, "obs_noise": False})
+    at = _hold(env, 0.0)
+    off = _hold(env, 0.05)
+    assert at["success"] == 1.0 and at["final_pos_error"] < 0.01 and at["final_ori_error"] < 0.02
+    assert off["success"] == 0.0 and off["final_pos_error"] == pytest.approx(0.05, abs=0.01)
+    assert at["fall_share"] == 0.0  # reach never terminates early
+
+
+def test_first_observation_after_a_reset_sees_the_new_end_effector_pose():
+    """Resets write new joints; the ee pose the first observation reads is theirs, not stale."""
+    env = simrl.make("reach", 2, device="cpu", seed=1, cfg={"obs_noise": False})
+    obs, _ = env.reset()
+    sl = next(s.slice for s in env.obs_layout["policy"] if s.name == "pose_error")
+    for w in range(2):
+        d = env.sim.get_mjdata(w)  # forwarded
+        site = env.model.site("attachment_site").id
+        want = (env.target_pos_b[w].numpy() - d.site_xpos[site]) * 5.0  # the term's scale
+        np.testing.assert_allclose(obs["policy"][w, sl][:3].numpy(), want, atol=1e-5)

@@ -1,0 +1,76 @@
+"""Terms with parameters (simrl.terms): entries, binding, name resolution, and their errors."""
+
+from __future__ import annotations
+
+import mujoco
+import pytest
+import torch
+
+import simrl
+from simrl.errors import ConfigError, UnknownNameError
+from simrl.terms import bind, resolve, reward_terms
+
+
+def test_reward_entries_weight_or_dict():
+    terms = reward_terms({"alive": 1.0, "fine": {"weight": -2, "func": "ee_pos_tanh",
+                                                  "params": {"std": 0.1}}})
+    assert [(t.name, t.func, t.weight, t.params) for t in terms] == [
+        ("alive", "alive", 1.0, {}), ("fine", "ee_pos_tanh", -2.0, {"std": 0.1})]
+    with pytest.raises(ConfigError, match="weight \\(required\\)"):
+        reward_terms({"x": {"params": {}}})
+    with pytest.raises(ConfigError, match="must be a number"):
+        reward_terms({"x": "high"})
+
+
+class _Env:
+    def __init__(self):
+        self.model = mujoco.MjModel.from_xml_string(
+            "<mujoco><worldbody><body name='arm'><joint name='j1'/><geom size='.1'/>"
+            "<site name='tip'/><body name='hand'><joint name='j2'/><geom size='.1'/>"
+            "<site name='tool'/></body></body></worldbody></mujoco>")
+        self.device = torch.device("cpu")
+
+
+def test_bind_resolves_names_once():
+    env = _Env()
+
+    def term(env, site: int, bodies: torch.Tensor, std: float = 1.0):
+        return site, bodies, std
+
+    f = bind(env, term, {"site": "tool", "bodies": ["hand", "a.*"], "std": 0.5}, "reward term 't'")
+    site, bodies, std = f(env)
+    assert site == env.model.site("tool").id
+    assert bodies.tolist() == [env.model.body("hand").id, env.model.body("arm").id]
+    assert std == 0.5
+    assert resolve(env.model, mujoco.mjtObj.mjOBJ_JOINT, "j.*", "x") == [0, 1]
+
+
+def test_bind_errors_name_the_problem():
+    env = _Env()
+
+    def term(env, site: int):
+        return site
+
+    with pytest.raises(UnknownNameError, match="site 'gripper' matches nothing.*valid: \\['tip', 'tool'\\]"):
+        bind(env, term, {"site": "gripper"}, "reward term 't'")
+    with pytest.raises(ConfigError, match="must name one object, matches 2"):
+        bind(env, term, {"site": "t.*"}, "reward term 't'")
+    with pytest.raises(ConfigError, match="unknown params \\['sigma'\\]; valid: \\['site'\\]"):
+        bind(env, term, {"site": "tip", "sigma": 1}, "reward term 't'")
+    with pytest.raises(ConfigError, match="reward term 't': params \\['site'\\] are required"):
+        bind(env, term, {}, "reward term 't'")
+
+
+def test_task_config_reward_with_params_reaches_the_term():
+    """A reward entry's params change what the term computes (here a tanh kernel's width)."""
+    wide = simrl.make("reach", 2, device="cpu", seed=0,
+                      cfg={"rewards": {"ee_pos_fine": {"weight": 1.0, "func": "ee_pos_tanh",
+                                                       "params": {"site": "attachment_site", "std": 10.0}}}})
+    narrow = simrl.make("reach", 2, device="cpu", seed=0)
+    a = torch.zeros(2, 7)
+    for env in (wide, narrow):
+        env.step(a)
+    assert wide.episode_sums["ee_pos_fine"].mean() > 5 * narrow.episode_sums["ee_pos_fine"].mean()
+    with pytest.raises(UnknownNameError, match="site 'flange' matches nothing"):
+        simrl.make("reach", 1, device="cpu", cfg={"rewards": {"ee_pos_error": {
+            "weight": -1.0, "params": {"site": "flange"}}}})
