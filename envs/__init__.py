@@ -10,4 +10,5 @@ TASKS: dict[str, tuple[str, str, str]] = {
     "humanoid": ("envs.locomotion:LocomotionEnv", "envs.locomotion:HumanoidCfg", "simrl/Humanoid-v0"),
     "cartpole": ("envs.cartpole:CartpoleEnv", "envs.cartpole:CartpoleCfg", "simrl/Cartpole-v0"),
     "reach": ("envs.manipulation:ReachEnv", "envs.manipulation:ReachCfg", "simrl/Reach-v0"),
+    "lift": ("envs.manipulation:LiftEnv", "envs.manipulation:LiftCfg", "simrl/Lift-v0"),
 }

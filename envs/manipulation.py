@@ -19,6 +19,7 @@ An episode succeeds where the end-effector has stayed within `success_pos` (m) a
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -105,25 +106,28 @@ class ReachCfg(EnvCfg):
     success_hold_s: float = 1.0
 
 
-class ReachEnv(EnvBatch):
-    task_name = "reach"
-    cfg: ReachCfg
+class ArmEnv(EnvBatch):
+    """What every fixed-base arm task shares: the scene (the arm and the config's `objects`),
+    joint state, site poses in the base frame, absolute or delta joint targets."""
+
+    cfg: Any
     scene: Scene
 
     def build_model(self) -> mujoco.MjModel:
-        self.scene = assemble(self.cfg.robot)
+        self.scene = assemble(self.cfg.robot, objects=getattr(self.cfg, "objects", None))
         if not self.scene.fixed_base:
             r = self.scene.robot
-            raise ConfigError(f"task 'reach' needs a fixed-base arm, but robot '{r.name}' has a free joint "
-                              f"on root_body '{r.root_body}': use robot=franka_panda (or an arm's yaml)")
+            raise ConfigError(f"task '{self.task_name}' needs a fixed-base arm, but robot '{r.name}' has a "
+                              f"free joint on root_body '{r.root_body}': use robot=franka_panda (or an "
+                              "arm's yaml)")
         return self.scene.model
 
     def setup(self) -> None:
-        m, n, dev, sc, cfg = self.model, self.num_envs, self.device, self.scene, self.cfg
+        m, dev, sc, cfg = self.model, self.device, self.scene, self.cfg
         f32 = dict(device=dev, dtype=torch.float32)
         if cfg.action_mode not in ("absolute", "delta"):
             raise ConfigError(f"action_mode must be 'absolute' or 'delta', got {cfg.action_mode!r}")
-        for k in ("target_x", "target_y", "target_z", "target_roll", "target_pitch", "target_yaw"):
+        for k in [f.name for f in dataclasses.fields(cfg) if f.name.startswith(("target_", "spawn_"))]:
             lo, hi = getattr(cfg, k)
             if not lo <= hi:
                 raise ConfigError(f"{k} must be (min, max) with min <= max, got {tuple(getattr(cfg, k))}")
@@ -139,18 +143,6 @@ class ReachEnv(EnvBatch):
         self.site_local_pos = torch.as_tensor(m.site_pos, **f32)
         self.site_local_quat = torch.as_tensor(m.site_quat, **f32)
         self.ee = _site_id(m, cfg.ee_site)
-        # the default end-effector orientation in the base frame (targets turn from it)
-        data = mujoco.MjData(m)
-        mujoco.mj_resetDataKeyframe(m, data, 0)
-        mujoco.mj_kinematics(m, data)
-        q_site, q_base = torch.zeros(4, dtype=torch.float64), torch.as_tensor(data.xquat[self.root_body])
-        mujoco.mju_mat2Quat(q_site.numpy(), data.site_xmat[self.ee])
-        self.home_quat_b = quat_mul(quat_conjugate(q_base), q_site).to(**f32)
-        self.target_pos_b = torch.zeros(n, 3, **f32)
-        self.target_quat_b = torch.zeros(n, 4, **f32)
-        self.target_quat_b[:, 0] = 1.0
-        self.held = torch.zeros(n, device=dev, dtype=torch.long)  # steps in a row within tolerance
-        self.hold_steps = max(1, round(cfg.success_hold_s / self.dt))
         self.ctrl_lo, self.ctrl_hi = torch.as_tensor(m.actuator_ctrlrange, **f32).T
         limited = torch.as_tensor(m.actuator_ctrllimited, device=dev, dtype=torch.bool)
         self.ctrl_lo = torch.where(limited, self.ctrl_lo, -torch.inf)
@@ -169,6 +161,11 @@ class ReachEnv(EnvBatch):
         """The base's world position (N, 3) and orientation (N, 4)."""
         return self.sim.xpos[:, self.root_body].float(), self.sim.xquat[:, self.root_body].float()
 
+    def body_pos_b(self, body: int) -> torch.Tensor:
+        """Body `body`'s position (N, 3) in the base frame."""
+        base_pos, base_quat = self.base_pose()
+        return quat_rotate_inv(base_quat, self.sim.xpos[:, body].float() - base_pos)
+
     def site_pose_b(self, site: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Site `site`'s position (N, 3) and orientation (N, 4) in the base frame."""
         body = self.site_body[site]
@@ -180,12 +177,14 @@ class ReachEnv(EnvBatch):
         base_pos, base_quat = self.base_pose()
         return quat_rotate_inv(base_quat, pos_w - base_pos), quat_mul(quat_conjugate(base_quat), quat_w)
 
-    def ee_errors(self, site: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Position (m) and orientation (rad) errors (N,) of `site` (default: the ee) to the target."""
-        pos, quat = self.site_pose_b(self.ee if site is None else site)
-        return (pos - self.target_pos_b).norm(dim=1), quat_angle(quat, self.target_quat_b)
+    def reset_joints(self, mask: torch.Tensor, noise: float) -> None:
+        """The arm at its default pose plus uniform joint noise, targets at the default pose."""
+        rows = mask[:, None]
+        q = self.default_joint_pos + self.uniform((self.num_envs, self.num_actions), -noise, noise)
+        qpos = self.sim.qpos[:, self.joint_qpos]
+        self.sim.qpos[:, self.joint_qpos] = torch.where(rows, q.to(self.sim.dtype), qpos)
+        self.sim.ctrl[:] = torch.where(rows, self.default_joint_pos.to(self.sim.dtype), self.sim.ctrl)
 
-    # --- hooks ----------------------------------------------------------------------------------
     def apply_actions(self, actions: torch.Tensor) -> None:
         if self.cfg.action_mode == "absolute":
             return super().apply_actions(actions)
@@ -197,6 +196,36 @@ class ReachEnv(EnvBatch):
         spec["mode"] = self.cfg.action_mode  # delta: the runtime keeps and moves its targets
         return spec
 
+
+class ReachEnv(ArmEnv):
+    task_name = "reach"
+    cfg: ReachCfg
+
+    def setup(self) -> None:
+        super().setup()
+        m, n, dev, cfg = self.model, self.num_envs, self.device, self.cfg
+        f32 = dict(device=dev, dtype=torch.float32)
+        # the default end-effector orientation in the base frame (targets turn from it)
+        data = mujoco.MjData(m)
+        mujoco.mj_resetDataKeyframe(m, data, 0)
+        mujoco.mj_kinematics(m, data)
+        q_site, q_base = torch.zeros(4, dtype=torch.float64), torch.as_tensor(data.xquat[self.root_body])
+        mujoco.mju_mat2Quat(q_site.numpy(), data.site_xmat[self.ee])
+        self.home_quat_b = quat_mul(quat_conjugate(q_base), q_site).to(**f32)
+        self.target_pos_b = torch.zeros(n, 3, **f32)
+        self.target_quat_b = torch.zeros(n, 4, **f32)
+        self.target_quat_b[:, 0] = 1.0
+        self.held = torch.zeros(n, device=dev, dtype=torch.long)  # steps in a row within tolerance
+        self.hold_steps = max(1, round(cfg.success_hold_s / self.dt))
+
+    # --- state ----------------------------------------------------------------------------------
+
+    def ee_errors(self, site: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Position (m) and orientation (rad) errors (N,) of `site` (default: the ee) to the target."""
+        pos, quat = self.site_pose_b(self.ee if site is None else site)
+        return (pos - self.target_pos_b).norm(dim=1), quat_angle(quat, self.target_quat_b)
+
+    # --- hooks ----------------------------------------------------------------------------------
     def update(self) -> None:
         pos_err, ori_err = self.ee_errors()
         inside = (pos_err < self.cfg.success_pos) & (ori_err < self.cfg.success_ori)
@@ -204,11 +233,7 @@ class ReachEnv(EnvBatch):
 
     def reset_envs(self, mask: torch.Tensor) -> None:
         n, cfg, rows = self.num_envs, self.cfg, mask[:, None]
-        s = cfg.init_joint_noise
-        q = self.default_joint_pos + self.uniform((n, self.num_actions), -s, s)
-        qpos = self.sim.qpos[:, self.joint_qpos]
-        self.sim.qpos[:, self.joint_qpos] = torch.where(rows, q.to(self.sim.dtype), qpos)
-        self.sim.ctrl[:] = torch.where(rows, self.default_joint_pos.to(self.sim.dtype), self.sim.ctrl)
+        self.reset_joints(mask, cfg.init_joint_noise)
         pos = torch.stack([self.uniform((n,), *cfg.target_x), self.uniform((n,), *cfg.target_y),
                            self.uniform((n,), *cfg.target_z)], dim=1)
         turn = quat_from_euler(self.uniform((n,), *cfg.target_roll), self.uniform((n,), *cfg.target_pitch),
@@ -347,4 +372,183 @@ ReachEnv.OBS_READS = {  # how a robot supplies each policy term (export writes i
     "target_pose": {"reading": "target_pose", "op": "pos_rot6d",
                     "doc": "the target pose in the arm's base frame: [x, y, z] m, then a quaternion wxyz"},
     "last_action": {"reading": "last_action"},
+}
+
+
+# --- lift: pick up a cube and carry it to a target position --------------------------------------
+CUBE = "cube"
+GRIPPER = "gripper"  # Menagerie mjx_panda's site between the fingertips
+
+
+def _lift_policy_obs() -> list[ObsTerm]:
+    """Encoders, the cube's position (perception's estimate), where it must go, where the
+    gripper is from it (forward kinematics), the last action."""
+    return [
+        ObsTerm("joint_pos", noise=0.005),
+        ObsTerm("joint_vel", scale=0.2, noise=0.02),
+        ObsTerm("object_pos", params={"body": CUBE}),
+        ObsTerm("object_to_target", scale=2.0, params={"body": CUBE}),
+        ObsTerm("gripper_to_object", scale=5.0, params={"site": GRIPPER, "body": CUBE}),
+        ObsTerm("last_action"),
+    ]
+
+
+def _lift_rewards() -> dict[str, Any]:
+    """Isaac Lab's lift recipe, as terms: reach the cube, lift it, carry it (coarse and fine)."""
+    cube, grip = {"body": CUBE}, {"site": GRIPPER, "body": CUBE}
+    return {
+        "reaching_object": {"weight": 1.0, "func": "gripper_object_tanh", "params": {**grip, "std": 0.1}},
+        "lifting_object": {"weight": 15.0, "func": "object_lifted", "params": cube},
+        "object_goal": {"weight": 16.0, "func": "object_goal_tanh", "params": {**cube, "std": 0.3}},
+        "object_goal_fine": {"weight": 5.0, "func": "object_goal_tanh", "params": {**cube, "std": 0.05}},
+        "action_rate": -1e-4,
+        "joint_vel": -1e-4,
+    }
+
+
+@dataclass
+class LiftCfg(EnvCfg):
+    task_name: ClassVar[str] = "lift"
+    robot: Any = "franka_panda_hand"  # an arm with a gripper among its joints
+    objects: dict = field(default_factory=lambda: {CUBE: {"size": [0.02, 0.02, 0.02], "mass": 0.05,
+                                                          "pos": [0.5, 0.0, 0.0]}})
+    keyframe: str | None = "home"
+    decimation: int | None = None
+    control_dt: float = 0.02
+    episode_length_s: float = 5.0
+    action_mode: str = "absolute"  # see ReachCfg
+    action_scale: float | None = None  # None: the robot config's
+    action_clip: float = 10.0
+    observations: dict = field(default_factory=lambda: {
+        "policy": _lift_policy_obs(),
+        "critic": [ObsTerm(t.name, t.scale, params=t.params) for t in _lift_policy_obs()]})
+    rewards: dict = field(default_factory=_lift_rewards)
+    ee_site: str = GRIPPER
+    object: str = CUBE  # the object to carry
+    spawn_x: tuple[float, float] = (0.4, 0.6)  # the cube's start on the floor, base frame (m)
+    spawn_y: tuple[float, float] = (-0.15, 0.15)
+    target_x: tuple[float, float] = (0.4, 0.6)  # where it must go
+    target_y: tuple[float, float] = (-0.2, 0.2)
+    target_z: tuple[float, float] = (0.2, 0.4)
+    init_joint_noise: float = 0.1  # rad (m on the finger), uniform +-
+    lift_height: float = 0.04  # m above its rest height: lifted
+    success_dist: float = 0.03  # m from the target at the episode's end
+
+
+class LiftEnv(ArmEnv):
+    task_name = "lift"
+    cfg: LiftCfg
+
+    def setup(self) -> None:
+        super().setup()
+        n, dev, cfg = self.num_envs, self.device, self.cfg
+        f32 = dict(device=dev, dtype=torch.float32)
+        if cfg.object not in self.scene.objects:
+            raise ConfigError(f"object '{cfg.object}' is not in the scene; objects: "
+                              f"{sorted(self.scene.objects)}")
+        ids = self.scene.objects[cfg.object]
+        self.obj_body, self.obj_qpos = ids.body, ids.qpos
+        self.obj_rest_z = float(ids.rest_pos[2])
+        self.target_pos_b = torch.zeros(n, 3, **f32)
+        self.grasped = torch.zeros(n, device=dev, dtype=torch.bool)  # lifted at some point
+        self.dropped = torch.zeros(n, device=dev, dtype=torch.bool)  # back down after that
+
+    def object_height(self, body: int) -> torch.Tensor:
+        """Height (N,) of `body` above its rest height."""
+        return self.sim.xpos[:, body, 2].float() - self.obj_rest_z
+
+    def update(self) -> None:
+        h = self.object_height(self.obj_body)
+        self.grasped |= h > self.cfg.lift_height
+        self.dropped |= self.grasped & (h < 0.005)
+
+    def reset_envs(self, mask: torch.Tensor) -> None:
+        n, cfg, rows = self.num_envs, self.cfg, mask[:, None]
+        self.reset_joints(mask, cfg.init_joint_noise)
+        q = self.obj_qpos
+        xy = torch.stack([self.uniform((n,), *cfg.spawn_x), self.uniform((n,), *cfg.spawn_y)], dim=1)
+        self.sim.qpos[:, q : q + 2] = torch.where(rows, xy.to(self.sim.dtype), self.sim.qpos[:, q : q + 2])
+        target = torch.stack([self.uniform((n,), *cfg.target_x), self.uniform((n,), *cfg.target_y),
+                              self.uniform((n,), *cfg.target_z)], dim=1)
+        self.target_pos_b[:] = torch.where(rows, target, self.target_pos_b)
+        self.grasped.masked_fill_(mask, False)
+        self.dropped.masked_fill_(mask, False)
+        self.sim.forward(mask)  # the first observation reads the gripper's and the cube's poses
+
+    def deploy_spec(self) -> dict:
+        spec = super().deploy_spec()
+        cfg, base = self.cfg, self.scene.robot.root_body
+        spec["scene"] = {"robot": self.scene.robot.to_dict(), "objects": dict(cfg.objects)}
+        spec["reset"] = {"joint_noise": cfg.init_joint_noise,
+                         "objects": [{"body": cfg.object, "x": list(cfg.spawn_x), "y": list(cfg.spawn_y)}]}
+        spec["target"] = {"reading": "target_pos", "frame_body": base,
+                          **{k: list(getattr(cfg, f"target_{k}")) for k in ("x", "y", "z")}}
+        # what a robot's controller and its perception give, made by sim-to-sim from the state
+        spec["sim_readings"] = {"ee_pose": {"site": cfg.ee_site, "frame_body": base},
+                                "object_pos": {"body": cfg.object, "frame_body": base}}
+        spec["success"] = {"kind": "object_at_target", "body": cfg.object, "frame_body": base,
+                           "dist": cfg.success_dist, "lift_height": cfg.lift_height,
+                           "rest_z": self.obj_rest_z}
+        return spec
+
+    def object_error(self) -> torch.Tensor:
+        """Distance (N,) from the carried object to the target (m)."""
+        return (self.body_pos_b(self.obj_body) - self.target_pos_b).norm(dim=1)
+
+
+def object_pos(env: LiftEnv, body: int) -> torch.Tensor:
+    """`body`'s position in the base frame (3)."""
+    return env.body_pos_b(body)
+
+
+def object_to_target(env: LiftEnv, body: int) -> torch.Tensor:
+    """Target minus `body`'s position, base frame (3)."""
+    return env.target_pos_b - env.body_pos_b(body)
+
+
+def gripper_to_object(env: LiftEnv, site: int, body: int) -> torch.Tensor:
+    """`body`'s position minus `site`'s, base frame (3)."""
+    return env.body_pos_b(body) - env.site_pose_b(site)[0]
+
+
+def gripper_object_tanh(env: LiftEnv, site: int, body: int, std: float) -> torch.Tensor:
+    """1 with the gripper at the object, falling off over `std` metres."""
+    return 1.0 - torch.tanh(gripper_to_object(env, site, body).norm(dim=1) / std)
+
+
+def object_lifted(env: LiftEnv, body: int) -> torch.Tensor:
+    """1 where `body` is higher than `lift_height` above its rest height."""
+    return (env.object_height(body) > env.cfg.lift_height).float()
+
+
+def object_goal_tanh(env: LiftEnv, body: int, std: float) -> torch.Tensor:
+    """1 with the lifted object at the target, falling off over `std` metres; 0 unlifted."""
+    dist = object_to_target(env, body).norm(dim=1)
+    return object_lifted(env, body) * (1.0 - torch.tanh(dist / std))
+
+
+LiftEnv.OBS_TERMS = {
+    "joint_pos": OBS["joint_pos"], "joint_vel": OBS["joint_vel"], "last_action": OBS["last_action"],
+    "object_pos": object_pos, "object_to_target": object_to_target, "gripper_to_object": gripper_to_object,
+}
+LiftEnv.REWARD_TERMS = {
+    "gripper_object_tanh": gripper_object_tanh, "object_lifted": object_lifted,
+    "object_goal_tanh": object_goal_tanh, "action_rate": REWARDS["action_rate"],
+    "joint_vel": REWARDS["joint_vel"],
+}
+LiftEnv.METRIC_TERMS = {
+    "success": lambda env: ((env.object_error() < env.cfg.success_dist) & ~env.dropped).float(),
+    "final_object_error": lambda env: env.object_error(),
+    "lifted": lambda env: env.grasped.float(),
+}
+_POS = "position in the arm's base frame [x, y, z] (m)"
+LiftEnv.OBS_READS = {  # the cube's position is perception's estimate; the target the operator's
+    "joint_pos": ReachEnv.OBS_READS["joint_pos"], "joint_vel": ReachEnv.OBS_READS["joint_vel"],
+    "last_action": {"reading": "last_action"},
+    "object_pos": {"reading": "object_pos", "doc": f"the object's {_POS}: perception's estimate"},
+    "object_to_target": {"reading": ["object_pos", "target_pos"], "op": "difference",
+                         "doc": {"target_pos": f"where to carry the object: a {_POS}"}},
+    "gripper_to_object": {"reading": ["ee_pose", "object_pos"], "op": "difference",
+                          "doc": {"ee_pose": "the gripper site's pose the arm's controller computes (forward "
+                                             "kinematics), in its base frame: [x, y, z] m, quaternion wxyz"}},
 }

@@ -33,6 +33,8 @@ import mujoco
 import numpy as np
 
 from simrl.errors import ConfigError, MissingFileError, UnknownNameError
+from simrl.objects import ObjectIds, object_ids, objects_from
+from simrl.objects import add_to_spec as add_objects
 from simrl.paths import ASSETS, CONFIGS
 from simrl.terrain import Terrain, add_to_spec, generate, terrain_from
 
@@ -237,6 +239,7 @@ class Scene:
     kd: np.ndarray
     effort_limit: np.ndarray
     terrain: Terrain | None = None  # the generated grid, where the ground is not a plane
+    objects: dict[str, ObjectIds] = field(default_factory=dict)  # free bodies beside the robot
 
     @property
     def fixed_base(self) -> bool:
@@ -355,11 +358,13 @@ def _mjcf_position_gains(model: mujoco.MjModel, joints: list[str]) -> dict[str, 
             "ctrlrange": ctrlrange}
 
 
-def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
+def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None, objects: dict | None = None) -> Scene:
     """Build the scene model for `robot` (see the module docstring) on `terrain` (a
-    simrl.terrain config, name or dict; None or "flat": a plane)."""
+    simrl.terrain config, name or dict; None or "flat": a plane), with `objects` ({name:
+    simrl.objects.ObjectCfg fields}: free bodies such as a cube to pick up)."""
     robot = load_robot(robot)
     terrain_cfg = terrain_from(terrain)
+    object_cfgs = objects_from(objects)
     spec, origin = _load_spec(robot.source)
     _add_sites(spec, robot)
     _check_names(spec, robot)
@@ -474,6 +479,9 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
     # one keyframe, "home": the default pose, standing still, targets at the pose
     for k in list(spec.keys):
         spec.delete(k)
+    add_objects(spec, object_cfgs)  # after the robot: their qpos follow its own
+    for obj in object_cfgs:
+        qpos = np.concatenate([qpos, [obj.pos[0], obj.pos[1], obj.pos[2] + obj.size[2], 1.0, 0.0, 0.0, 0.0]])
     spec.add_key(name="home", qpos=qpos.tolist(), ctrl=default.tolist())
 
     try:
@@ -497,4 +505,5 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None) -> Scene:
         imu_pos=None if site is None else site.pos.copy(),
         imu_quat=None if site is None else site.quat.copy(),
         kp=values["kp"], kd=values["kd"], effort_limit=values["effort_limit"], terrain=grid,
+        objects=object_ids(model, object_cfgs),
     )

@@ -70,6 +70,7 @@ OPS: dict[str, Callable[..., np.ndarray]] = {
     "gravity": projected_gravity,  # a base orientation (wxyz) as unit gravity in its frame
     "pos_rot6d": lambda v: np.concatenate([v[..., :3], rot6d(v[..., 3:7])], axis=-1),  # a pose
     "pose_error": pose_error,  # two poses: from the first to the second
+    "difference": lambda a, b: b[..., :3] - a[..., :3],  # two positions (or poses): second - first
 }
 
 

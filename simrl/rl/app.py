@@ -412,7 +412,8 @@ def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
             print(f"  cmd {list(command)}: lin-vel error {r['lin_vel_error']:.3f} m/s | yaw-rate "
                   f"error {r['yaw_rate_error']:.3f} rad/s | falls {100 * r['fall_share']:.1f}%{_crossed(r)}")
         else:
-            extra = "".join(f" | {k} {r[k]:.3f}" for k in ("success", "final_pos_error", "final_ori_error")
+            extra = "".join(f" | {k} {r[k]:.3f}" for k in
+                            ("success", "final_pos_error", "final_ori_error", "final_object_error", "lifted")
                             if k in r)
             print(f"  mean steps {r['mean_steps']:.1f} | episodes ended early "
                   f"{100 * r['fall_share']:.1f}%{extra}")

@@ -32,7 +32,8 @@ def scene_model(meta: dict[str, Any], terrain: Any = None):
     if "robot" in scene:
         from simrl.robot import assemble
 
-        built = assemble(scene["robot"], terrain=terrain or meta["deploy"].get("terrain"))
+        built = assemble(scene["robot"], terrain=terrain or meta["deploy"].get("terrain"),
+                         objects=scene.get("objects"))
         return built.model, built.terrain
     path = Path(scene["mjcf"])
     return mujoco.MjModel.from_xml_path(str(path if path.is_absolute() else ASSETS / path)), None
@@ -45,7 +46,9 @@ class Readings:
 
     def __init__(self, m: mujoco.MjModel, meta: dict[str, Any]):
         self.m = m
-        self.site_poses = dict(meta.get("deploy", {}).get("sim_readings", {}))
+        deploy = meta.get("deploy", {})
+        self.site_poses = dict(deploy.get("sim_readings", {}))
+        self.target_name = (deploy.get("target") or {}).get("reading", "target_pose")
         robot = meta.get("robot")
         if robot:  # the policy's joints, by name
             joints = [m.joint(j) for j in robot["joint_names"]]
@@ -63,9 +66,9 @@ class Readings:
         r = {"joint_pos": d.qpos[self.qpos].copy(), "joint_vel": d.qvel[self.dof].copy(),
              "command": np.asarray(command, dtype=np.float64)}
         if target is not None:
-            r["target_pose"] = target
+            r[self.target_name] = target
         for name, rule in self.site_poses.items():
-            r[name] = site_pose(self.m, d, rule)
+            r[name] = site_pose(self.m, d, rule) if "site" in rule else body_pos(self.m, d, rule)
         for key, sl in self.sensors.items():
             r[key] = d.sensordata[sl].copy()
         return r
@@ -81,6 +84,8 @@ def sample_target(spec: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
     """A pose target [x, y, z, qw, qx, qy, qz] in the base frame, drawn as training draws it:
     a position in the box, an orientation turned from `about_quat` by roll, pitch, yaw."""
     pos = [rng.uniform(*spec[k]) for k in ("x", "y", "z")]
+    if "about_quat" not in spec:  # a position target
+        return np.asarray(pos)
     quat = np.asarray(spec["about_quat"], dtype=np.float64)
     for axis, key in ((0, "roll"), (1, "pitch"), (2, "yaw")):  # extrinsic x, then y, then z
         turn = np.zeros(4)
@@ -99,6 +104,53 @@ def site_pose(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any]) -> np.n
     mujoco.mju_mat2Quat(q_site, d.site_xmat[site])
     mujoco.mju_negQuat(q_base_inv, d.xquat[base])
     return np.concatenate([pos, _quat_mul(q_base_inv, q_site)])
+
+
+def body_pos(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any]) -> np.ndarray:
+    """The rule's body position in its frame body: [x, y, z]."""
+    base, body = m.body(rule["frame_body"]).id, m.body(rule["body"]).id
+    return d.xmat[base].reshape(3, 3).T @ (d.xpos[body] - d.xpos[base])
+
+
+class Success:
+    """The export's success rule over one episode. Kinds: `site_pose` (a site within `pos` m
+    and `ori` rad of the target pose for the last `hold_s`: reach) and `object_at_target` (an
+    object within `dist` m of the target position at the end, never dropped after it was
+    lifted `lift_height` above its rest height: lift)."""
+
+    def __init__(self, rule: dict[str, Any], control_dt: float):
+        self.rule, self.kind = rule, rule.get("kind", "site_pose")
+        if self.kind not in ("site_pose", "object_at_target"):
+            raise ValueError(f"policy.json success kind '{self.kind}' is unknown to this simrl; known: "
+                             "site_pose, object_at_target")
+        self.hold = max(1, round(rule.get("hold_s", 0.0) / control_dt))
+        self.done: list[dict[str, float]] = []
+
+    def reset(self, target: np.ndarray) -> None:
+        self.target, self.held, self.grasped, self.dropped, self.last = target, 0, False, False, {}
+
+    def step(self, m: mujoco.MjModel, d: mujoco.MjData) -> None:
+        r = self.rule
+        if self.kind == "site_pose":
+            pos_err, ori_err = site_error(m, d, r, self.target)
+            self.held = self.held + 1 if pos_err < r["pos"] and ori_err < r["ori"] else 0
+            self.last = {"final_pos_error": pos_err, "final_ori_error": ori_err}
+        else:
+            height = d.xpos[m.body(r["body"]).id, 2] - r["rest_z"]
+            self.grasped |= bool(height > r["lift_height"])
+            self.dropped |= self.grasped and bool(height < 0.005)
+            self.last = {"final_object_error": float(np.linalg.norm(body_pos(m, d, r) - self.target))}
+
+    def end_episode(self) -> None:
+        if self.kind == "site_pose":
+            ok = self.held >= self.hold
+        else:
+            ok = self.last["final_object_error"] < self.rule["dist"] and not self.dropped
+        self.done.append({"success": float(ok), **self.last,
+                          **({"lifted": float(self.grasped)} if self.kind == "object_at_target" else {})})
+
+    def summary(self) -> dict[str, float]:
+        return {k: float(np.mean([e[k] for e in self.done])) for k in self.done[0]} if self.done else {}
 
 
 def site_error(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any],
@@ -193,10 +245,9 @@ def run_sim2sim(
         root_dof = int(m.jnt_dofadr[m.body(robot["config"]["root_body"]).jntadr[0]])
     if push_vel and root_dof is None:
         raise ValueError("pushes need a floating base (a policy exported with a robot config)")
-    target_spec, success = spec.get("target"), spec.get("success")
-    hold = max(1, round(success["hold_s"] / meta["control_dt"])) if success else 0
+    target_spec = spec.get("target")
+    success = Success(spec["success"], meta["control_dt"]) if spec.get("success") else None
     steps_run, lin_errs, yaw_errs, falls, crossed = [], [], [], [], []
-    succeeded, final_pos, final_ori = [], [], []
     for episode in range(episodes):
         if key >= 0:
             mujoco.mj_resetDataKeyframe(m, d, key)
@@ -210,7 +261,12 @@ def run_sim2sim(
         if "joint_noise" in reset:
             s = reset["joint_noise"]
             d.qpos[read.qpos] += rng.uniform(-s, s, len(read.qpos))
+        for obj in reset.get("objects", []):  # a free body placed in its spawn box (base frame xy)
+            q = int(m.jnt_qposadr[m.body(obj["body"]).jntadr[0]])
+            d.qpos[q : q + 2] = [rng.uniform(*obj["x"]), rng.uniform(*obj["y"])]
         target = sample_target(target_spec, rng) if target_spec else None
+        if success:
+            success.reset(target)
         if grid is not None:  # start on the tile's platform
             level, kind = tile if tile is not None else (grid.num_levels - 1, episode % grid.num_types)
             if isinstance(kind, str):
@@ -219,7 +275,7 @@ def run_sim2sim(
         start = None if root_qpos is None else d.qpos[root_qpos : root_qpos + 2].copy()
         mujoco.mj_forward(m, d)
         policy.reset()
-        lin, yaw, down, t, far, held = [], [], False, 0, False, 0
+        lin, yaw, down, t, far = [], [], False, 0, False
         for t in range(steps):
             if push_vel and (t + 1) % push_every == 0:
                 d.qvel[root_dof : root_dof + 2] += rng.uniform(-push_vel, push_vel, 2)
@@ -227,8 +283,7 @@ def run_sim2sim(
             control_step(m, d, targets, decimation)
             r = read(d, command, target)
             if success:
-                pos_err, ori_err = site_error(m, d, success, target)
-                held = held + 1 if pos_err < success["pos"] and ori_err < success["ori"] else 0
+                success.step(m, d)
             if tracks and t >= settle:
                 lin.append(np.linalg.norm(r["base_lin_vel"][:2] - np.asarray(command[:2])))
                 yaw.append(abs(r["gyro"][2] - command[2]))
@@ -243,15 +298,12 @@ def run_sim2sim(
         falls.append(down)
         crossed.append(far and not down)
         if success:
-            succeeded.append(held >= hold)
-            final_pos.append(pos_err)
-            final_ori.append(ori_err)
+            success.end_episode()
         lin_errs.append(np.mean(lin) if lin else np.nan)
         yaw_errs.append(np.mean(yaw) if yaw else np.nan)
         steps_run.append(t + 1)
     nan = float("nan")
-    metrics = {"success": float(np.mean(succeeded)), "final_pos_error": float(np.mean(final_pos)),
-               "final_ori_error": float(np.mean(final_ori))} if success else {}
+    metrics = success.summary() if success else {}
     return {
         **metrics,
         "episodes": episodes,
