@@ -136,16 +136,16 @@ def bench_sim(n: int, steps: int, repeats: int, nthread: int) -> dict:
 
 def task_loop(n: int, steps: int, device: str = "cpu", backend: str = "mujoco",
               sim_kwargs: dict | None = None, shares: list[float] | None = None,
-              robot: str | None = None, cfg: dict | None = None) -> float:
-    """Env-steps/s of the quadruped task under random actions (obs, rewards, resets included),
-    stepped through rsl-rl's view as training does.
+              robot: str | None = None, cfg: dict | None = None, task: str | None = None) -> float:
+    """Env-steps/s of a task (default: the locomotion task of `robot`) under random actions
+    (obs, rewards, resets included), stepped through rsl-rl's view as training does.
 
     With `shares`, the physics share of the step is timed too and appended (this syncs the
     device around each physics call, so leave it off where the absolute rate matters).
     """
     from simrl.registry import make
 
-    env = make(_task(robot), num_envs=n, device=device, backend=backend, sim=sim_kwargs or {},
+    env = make(task or _task(robot), num_envs=n, device=device, backend=backend, sim=sim_kwargs or {},
                robot=robot, cfg=cfg)
     venv = RslRlVecEnv(env, log_every=0)  # as training steps it (no final_obs, log read per iteration)
     actions = torch.zeros(n, env.num_actions, device=env.device)
@@ -175,9 +175,15 @@ def _task(robot: str | None) -> str:
     return "humanoid" if len(load_robot(robot).feet) == 2 else "quadruped"
 
 
-def bench_env(n: int, steps: int, repeats: int, nthread: int, robot: str | None = None) -> dict:
-    """The task step vs a bare Batch loop of the same model (the assembled scene of `robot`)."""
-    if robot is None:
+def bench_env(n: int, steps: int, repeats: int, nthread: int, robot: str | None = None,
+              task: str | None = None) -> dict:
+    """The task step vs a bare Batch loop of the same model (the assembled scene of `robot`,
+    or of `task`: its robot and objects)."""
+    if task is not None:
+        from simrl.registry import make
+
+        model = make(task, 1, device="cpu", backend="mujoco", robot=robot).model
+    elif robot is None:
         model = mujoco.MjModel.from_xml_path(str(QUADRUPED))
     else:
         from simrl.robot import assemble
@@ -187,7 +193,7 @@ def bench_env(n: int, steps: int, repeats: int, nthread: int, robot: str | None 
     shares: list[float] = []
     bare, ours = _alternate(
         lambda: bare_batch_loop(model, n, steps, nthread, decimation),
-        lambda: task_loop(n, steps, sim_kwargs={"nthread": nthread}, shares=shares, robot=robot),
+        lambda: task_loop(n, steps, sim_kwargs={"nthread": nthread}, shares=shares, robot=robot, task=task),
         repeats,
     )
     return {"num_worlds": n, "bare": bare, "simrl": ours, "ratio": ours / bare,
@@ -444,7 +450,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="iteration mode: the sim backend (auto: mjwarp on CUDA, else mujoco)")
     p.add_argument("--device", default="auto", help="iteration and ranks modes: auto | cpu | cuda")
     p.add_argument("--ranks", type=int, default=2, help="ranks mode: torchrun processes")
-    p.add_argument("--task", default="quadruped", help="ranks mode: the task trained")
+    p.add_argument("--task", default="quadruped",
+                   help="ranks mode: the task trained; env mode: the task stepped (e.g. lift, reach)")
     p.add_argument("--robot", default=None,
                    help="env mode: a robot config (configs/robot) instead of the primitive quadruped")
     p.add_argument("--terrain", default=None,
@@ -545,15 +552,16 @@ def main(argv: list[str] | None = None) -> None:
         _rerun(argv)
         return
 
-    what = f"robot {args.robot}" if args.robot else "quadruped"
+    env_task = args.task if args.task != "quadruped" else None  # env mode: --task lift, --task reach
+    what = f"robot {args.robot}" if args.robot else (env_task or "quadruped")
     print(f"simrl.bench {args.mode}: {what}, control at 50 Hz, {nthread} threads, "
           f"{platform.processor() or platform.machine()}, torch {torch.__version__}, "
           f"mujoco {mujoco.__version__}")
-    label = "simrl.sim (mujoco)" if args.mode == "sim" else f"{_task(args.robot)} task (mujoco)"
+    label = "simrl.sim (mujoco)" if args.mode == "sim" else f"{env_task or _task(args.robot)} task (mujoco)"
     print(f"{'worlds':>8} {'bare Batch env-steps/s':>24} {label + ' env-steps/s':>36} {'ratio':>7}")
     for n in sizes:
         r = bench_sim(n, steps, repeats, nthread) if args.mode == "sim" else \
-            bench_env(n, steps, repeats, nthread, args.robot)
+            bench_env(n, steps, repeats, nthread, args.robot, env_task)
         print(f"{n:>8} {r['bare']:>24,.0f} {r['simrl']:>36,.0f} {r['ratio']:>7.3f}")
         if "physics_share" in r:
             print(f"         physics share of the task step (its own states, same run): "

@@ -68,16 +68,20 @@ def test_sim_mode_rates_count_the_env_steps_of_each_loop(ticks, capsys):
     assert "rerun: python -m simrl.bench sim --quick --num-worlds 32" in out
 
 
-@pytest.mark.parametrize("robot", [None, "unitree_go1"])
-def test_env_mode_rates_and_physics_share_count_the_timed_calls(robot, ticks, capsys):
+@pytest.mark.parametrize(("robot", "task"), [(None, None), ("unitree_go1", None), (None, "lift")])
+def test_env_mode_rates_and_physics_share_count_the_timed_calls(robot, task, ticks, capsys):
     """The task loop times each env step and, inside it, its one physics call (sim.step with the
     decimation): 4 clock reads per step, 10 steps, one read before. So the task rate is
     n x 10 / 41, and the physics share is the 10 physics seconds over those 41."""
-    n = 16 if robot else 32
-    args = ["env", "--quick", "--num-worlds", str(n), *(["--robot", robot] if robot else [])]
+    n = 16 if robot or task else 32
+    args = ["env", "--quick", "--num-worlds", str(n), *(["--robot", robot] if robot else []),
+            *(["--task", task] if task else [])]
     main(args)
     out = capsys.readouterr().out
-    assert ("robot unitree_go1" in out and "quadruped task (mujoco)" in out) if robot else "quadruped" in out
+    if task:
+        assert "lift task (mujoco)" in out
+    else:
+        assert ("robot unitree_go1" in out and "quadruped task (mujoco)" in out) if robot else "quadruped" in out
     (row,) = _rows(out, str(n))
     bare, ours, share = n * 10, n * 10 / 41, 10 / 41
     assert row == [n, bare, round(ours), round(ours / bare, 3)]
