@@ -80,8 +80,10 @@ def test_env_mode_rates_and_physics_share_count_the_timed_calls(robot, task, tic
     out = capsys.readouterr().out
     if task:
         assert "lift task (mujoco)" in out
+    elif robot:
+        assert "robot unitree_go1" in out and "quadruped task (mujoco)" in out
     else:
-        assert ("robot unitree_go1" in out and "quadruped task (mujoco)" in out) if robot else "quadruped" in out
+        assert "quadruped" in out
     (row,) = _rows(out, str(n))
     bare, ours, share = n * 10, n * 10 / 41, 10 / 41
     assert row == [n, bare, round(ours), round(ours / bare, 3)]
