@@ -143,6 +143,11 @@ class ArmEnv(EnvBatch):
         self.site_local_pos = torch.as_tensor(m.site_pos, **f32)
         self.site_local_quat = torch.as_tensor(m.site_quat, **f32)
         self.ee = _site_id(m, cfg.ee_site)
+        jnt = [m.joint(j).id for j in sc.robot.joints]  # reset noise stays inside the joint ranges
+        lo, hi = torch.as_tensor(m.jnt_range[jnt], **f32).T
+        limited_jnt = torch.as_tensor(m.jnt_limited[jnt], device=dev, dtype=torch.bool)
+        self.joint_lo = torch.where(limited_jnt, lo, -torch.inf)
+        self.joint_hi = torch.where(limited_jnt, hi, torch.inf)
         self.ctrl_lo, self.ctrl_hi = torch.as_tensor(m.actuator_ctrlrange, **f32).T
         limited = torch.as_tensor(m.actuator_ctrllimited, device=dev, dtype=torch.bool)
         self.ctrl_lo = torch.where(limited, self.ctrl_lo, -torch.inf)
@@ -181,6 +186,7 @@ class ArmEnv(EnvBatch):
         """The arm at its default pose plus uniform joint noise, targets at the default pose."""
         rows = mask[:, None]
         q = self.default_joint_pos + self.uniform((self.num_envs, self.num_actions), -noise, noise)
+        q = torch.maximum(torch.minimum(q, self.joint_hi), self.joint_lo)
         qpos = self.sim.qpos[:, self.joint_qpos]
         self.sim.qpos[:, self.joint_qpos] = torch.where(rows, q.to(self.sim.dtype), qpos)
         self.sim.ctrl[:] = torch.where(rows, self.default_joint_pos.to(self.sim.dtype), self.sim.ctrl)

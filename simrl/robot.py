@@ -402,6 +402,11 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None, objects: 
         default = per_joint(robot.default_pose, robot.joints, f"robot '{robot.name}': default_pose")
         for j, v in zip(robot.joints, default, strict=True):
             qpos[original.joint(j).qposadr[0]] = v
+        # a key that names a joint outside the policy sets its start too (a coupled finger)
+        names = set(_names(spec.joints))
+        for j, v in robot.default_pose.items():
+            if j not in robot.joints and j in names:
+                qpos[original.joint(j).qposadr[0]] = float(v)
     root = original.body(robot.root_body)
     floating = root.jntnum[0] >= 1 and original.jnt_type[root.jntadr[0]] == mujoco.mjtJoint.mjJNT_FREE
     root_qpos = int(original.jnt_qposadr[root.jntadr[0]]) if floating else None

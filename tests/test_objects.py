@@ -20,6 +20,8 @@ def test_a_cube_is_a_free_body_after_the_robot_resting_on_the_floor():
     d = mujoco.MjData(m)
     mujoco.mj_resetDataKeyframe(m, d, 0)
     np.testing.assert_allclose(d.qpos[ids.qpos : ids.qpos + 3], [0.5, 0.1, 0.02])
+    # default_pose names finger_joint2 (no policy joint): it starts open with its twin
+    assert d.qpos[m.joint("finger_joint2").qposadr[0]] == d.qpos[m.joint("finger_joint1").qposadr[0]] == 0.04
     for _ in range(200):  # one second: it stays where it was put, on the floor
         mujoco.mj_step(m, d)
     np.testing.assert_allclose(d.qpos[ids.qpos : ids.qpos + 3], [0.5, 0.1, 0.02], atol=2e-3)

@@ -252,7 +252,8 @@ class DeployPolicy:
         self.last_action = action.astype(np.float32)
         lo, hi = np.asarray(self.meta["action"]["ctrl_range"]).T  # MuJoCo clamps ctrl the same way
         base = self.targets if self.mode == "delta" else self.offset
-        targets = np.clip(base + self.scale * action, lo, hi)
+        targets = base + self.scale * action
+        targets = np.where(lo < hi, np.clip(targets, lo, hi), targets)  # [0, 0]: an unlimited actuator
         if self.mode == "delta":
-            self.targets = targets
+            self.targets = targets.copy()  # a caller editing what it got leaves the next base alone
         return targets, self.kp, self.kd

@@ -29,9 +29,19 @@ def evaluate(
     task's METRIC_TERMS is averaged over the episodes, read at each one's end.
     """
     env.reset()
+    metrics = {k: torch.zeros(env.num_envs, device=env.device) for k in env.METRIC_TERMS}
+    recording, env.record_metrics = env.record_metrics, bool(metrics)
+    try:
+        return _evaluate(env, policy, command, settle_s, progress, metrics)
+    finally:
+        env.record_metrics = recording
+
+
+def _evaluate(env, policy, command, settle_s, progress, metrics) -> dict[str, float]:
+    n, dev = env.num_envs, env.device
+    settle = int(settle_s / env.dt)
     if command is not None:
         env.set_commands(*command)
-    n, dev = env.num_envs, env.device
     first = torch.ones(n, device=dev, dtype=torch.bool)  # still in its first episode
     ret = torch.zeros(n, device=dev)
     fell = torch.zeros(n, device=dev, dtype=torch.bool)
@@ -40,9 +50,6 @@ def evaluate(
     counted = torch.zeros(n, device=dev)
     grid = getattr(env, "grid", None)  # on a terrain grid: who got past half a tile
     crossed = torch.zeros(n, device=dev, dtype=torch.bool)
-    settle = int(settle_s / env.dt)
-    metrics = {k: torch.zeros(n, device=dev) for k in env.METRIC_TERMS}
-    recording, env.record_metrics = env.record_metrics, bool(metrics)
     obs = env.compute_observations()
     tracks = env.deploy_spec()["tracks_commands"]  # the task tracks velocity commands
     for t in tqdm(range(env.max_episode_length), disable=not progress, desc="evaluate"):
@@ -68,7 +75,6 @@ def evaluate(
             break
         if command is not None:
             env.set_commands(*command)  # resets resample commands: pin them again
-    env.record_metrics = recording
     c = counted.clamp(min=1)
     return {
         **{k: float(v.mean()) for k, v in metrics.items()},

@@ -94,7 +94,9 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
             doc = read.pop("doc", "")
             names = [read["reading"]] if isinstance(read["reading"], str) else read["reading"]
             for name in names:  # one doc for one reading, or {reading: doc}
-                docs.setdefault(name, doc.get(name, "") if isinstance(doc, dict) else doc)
+                text = doc.get(name, "") if isinstance(doc, dict) else doc
+                if text and not docs.get(name):
+                    docs[name] = text
             layout.append({"name": slot.name, "start": offset + s.start, "stop": offset + s.stop,
                            "scale": slot.scale, "history": slot.history, "width": slot.width,
                            "read": read})

@@ -144,8 +144,8 @@ class Success:
     def end_episode(self) -> None:
         if self.kind == "site_pose":
             ok = self.held >= self.hold
-        else:
-            ok = self.last["final_object_error"] < self.rule["dist"] and not self.dropped
+        else:  # an episode of no steps has no final error: a failure
+            ok = self.last.get("final_object_error", np.inf) < self.rule["dist"] and not self.dropped
         self.done.append({"success": float(ok), **self.last,
                           **({"lifted": float(self.grasped)} if self.kind == "object_at_target" else {})})
 
@@ -232,9 +232,10 @@ def run_sim2sim(
     key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, spec["keyframe"]) if spec.get("keyframe") else -1
     robot = meta.get("robot")
     root_qpos = None
-    if robot:
+    if robot:  # a floating base only: an arm's root body has no joint (jntadr -1)
         root = m.body(robot["config"]["root_body"])
-        root_qpos = int(m.jnt_qposadr[root.jntadr[0]])
+        if root.jntnum[0] >= 1 and m.jnt_type[root.jntadr[0]] == mujoco.mjtJoint.mjJNT_FREE:
+            root_qpos = int(m.jnt_qposadr[root.jntadr[0]])
     term = spec["termination"]
     bodies = [m.body(b).id for b in term.get("contact_bodies", [])]
     tracks = spec["tracks_commands"]
@@ -245,6 +246,9 @@ def run_sim2sim(
         root_dof = int(m.jnt_dofadr[m.body(robot["config"]["root_body"]).jntadr[0]])
     if push_vel and root_dof is None:
         raise ValueError("pushes need a floating base (a policy exported with a robot config)")
+    if (terrain is not None or grid is not None) and root_qpos is None:
+        raise ValueError("a terrain needs a floating base to start on its tiles; this policy's robot has "
+                         "a fixed base: leave terrain out")
     target_spec = spec.get("target")
     success = Success(spec["success"], meta["control_dt"]) if spec.get("success") else None
     steps_run, lin_errs, yaw_errs, falls, crossed = [], [], [], [], []
@@ -258,9 +262,12 @@ def run_sim2sim(
         if "qpos_noise" in reset:
             s = reset["qpos_noise"]
             d.qpos[:] += rng.uniform(-s, s, m.nq)
-        if "joint_noise" in reset:
+        if "joint_noise" in reset:  # as training: within the joints' ranges
             s = reset["joint_noise"]
-            d.qpos[read.qpos] += rng.uniform(-s, s, len(read.qpos))
+            q = d.qpos[read.qpos] + rng.uniform(-s, s, len(read.qpos))
+            jnt = [int(m.dof_jntid[v]) for v in read.dof]
+            lo, hi = m.jnt_range[jnt].T
+            d.qpos[read.qpos] = np.where(m.jnt_limited[jnt].astype(bool), np.clip(q, lo, hi), q)
         for obj in reset.get("objects", []):  # a free body placed in its spawn box (base frame xy)
             q = int(m.jnt_qposadr[m.body(obj["body"]).jntadr[0]])
             d.qpos[q : q + 2] = [rng.uniform(*obj["x"]), rng.uniform(*obj["y"])]

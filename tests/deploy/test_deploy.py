@@ -156,6 +156,8 @@ def test_sim2sim_runs_an_exported_reach_policy(reach_export):
     _, report = reach_export
     r = run_sim2sim(report["onnx"], episodes=3, seed=0)
     assert r["mean_steps"] == 200 and r["fall_share"] == 0.0  # 4 s at 50 Hz, no terminations
+    with pytest.raises(ValueError, match="pushes need a floating base"):  # an arm has no base to kick
+        run_sim2sim(report["onnx"], episodes=1, push_vel=1.0)
     assert 0.0 <= r["success"] <= 1.0 and r["final_pos_error"] > 0.0 and np.isfinite(r["final_ori_error"])
 
 
