@@ -508,6 +508,11 @@ class EnvBatch(gym.vector.VectorEnv):
                     f"valid: {sorted(cls.REWARD_TERMS)}"
                 )
         for group, terms in cfg.observations.items():
+            names = [t.name for t in terms]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ConfigError(f"observation group '{group}' lists {twice} more than once: a term "
+                                  f"appears once per group (its params say what it reads)")
             for t in terms:
                 if isinstance(t.history, bool) or not isinstance(t.history, int) or t.history < 1:
                     raise ConfigError(f"observation term '{t.name}' in group '{group}': history "

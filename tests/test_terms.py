@@ -74,3 +74,11 @@ def test_task_config_reward_with_params_reaches_the_term():
     with pytest.raises(UnknownNameError, match="site 'flange' matches nothing"):
         simrl.make("reach", 1, device="cpu", cfg={"rewards": {"ee_pos_error": {
             "weight": -1.0, "params": {"site": "flange"}}}})
+
+
+def test_a_term_twice_in_one_group_is_refused():
+    from simrl.env import ObsTerm
+
+    with pytest.raises(ConfigError, match="group 'policy' lists \\['joint_pos'\\] more than once"):
+        simrl.make("reach", 1, device="cpu", cfg={"observations": {"policy": [
+            ObsTerm("joint_pos"), ObsTerm("joint_pos", scale=2.0)]}})
