@@ -88,8 +88,9 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
             read = env.OBS_READS.get(slot.name)
             if read is None:
                 raise ExportError(f"observation term '{slot.name}' of group '{group}' declares no reading "
-                                  f"(task '{env.task_name}' OBS_READS), so a robot cannot supply it: give "
-                                  f"it a reading, or observe it in the critic's group only")
+                                  f"(task '{env.task_name}' OBS_READS), so a robot cannot supply it: the "
+                                  f"policy reads {groups}; give the term a reading, or keep it out of the "
+                                  f"actor's groups (privileged state belongs to the critic)")
             read = dict(read)
             doc = read.pop("doc", "")
             names = [read["reading"]] if isinstance(read["reading"], str) else read["reading"]

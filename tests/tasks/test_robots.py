@@ -13,12 +13,14 @@ import torch
 from simrl.errors import ConfigError, MissingFileError, UnknownNameError
 from simrl.robot import assemble, load_robot, robot_names
 
-ROBOTS = robot_names()
+# the legged robots (the arms' scenes and tasks: tests/tasks/test_manipulation.py)
+ROBOTS = [name for name in robot_names() if load_robot(name).feet]
 TASK = {"unitree_g1": "humanoid"}  # the task each robot is trained with (default: quadruped)
 
 
 def test_the_shipped_robots():
     assert {"quadruped", "unitree_go1", "unitree_g1"} <= set(ROBOTS)
+    assert {"franka_panda", "franka_panda_hand"} <= set(robot_names()) - set(ROBOTS)
 
 
 @pytest.mark.parametrize("name", ROBOTS)
