@@ -283,6 +283,8 @@ def seed_rows(cfg: LearnCfg, seed: int, run_dir: Path, evals: dict[int, list[dic
             tracked = [r["lin_vel_error"] for r in s2s if r.get("command") is not None]
             row["s2s_worst_lin_vel_error"] = worst(tracked)
             row["s2s_worst_fall_share"] = worst([r["fall_share"] for r in s2s])
+            if all("success" in r for r in s2s):  # tasks with a success metric: the lowest
+                row["s2s_success"] = min(r["success"] for r in s2s)
             row["s2s_met"] = int(cfg.criterion.met(s2s))
         rows.append(row)
     return rows
@@ -320,9 +322,12 @@ def summarize(cfg: LearnCfg, rows: list[dict[str, Any]]) -> str:
         at = [r for r in rows if r["iteration"] == it and "s2s_met" in r]
         errs = [round(r["s2s_worst_lin_vel_error"], 3) for r in at]
         falls = [f"{r['s2s_worst_fall_share']:.0%}" for r in at]
+        success = [f"{r['s2s_success']:.1%}" for r in at if "s2s_success" in r]
+        figures = (f"success per seed {success}" if success and len(success) == len(at) else
+                   f"worst-command lin-vel error per seed {errs} m/s")
         lines.append(f"- sim-to-sim at {it} ({cfg.sim2sim_episodes} episodes per command, exported ONNX in "
-                     f"MuJoCo C): {sum(r['s2s_met'] for r in at)}/{len(at)} seeds meet it; worst-command "
-                     f"lin-vel error per seed {errs} m/s, falls {falls}")
+                     f"MuJoCo C): {sum(r['s2s_met'] for r in at)}/{len(at)} seeds meet it; {figures}, "
+                     f"falls {falls}")
     for it in cfg.checkpoints:
         at = [r for r in rows if r["iteration"] == it]
         errs = [r["worst_lin_vel_error"] for r in at]
