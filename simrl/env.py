@@ -42,6 +42,7 @@ from tensordict import TensorDict
 
 from simrl.paths import ASSETS
 from simrl.sim import Sim, SimError, make_sim, resolve_device
+from simrl.snapshot import capture, restore
 from simrl.terms import RewardTerm, bind, reward_terms
 
 
@@ -491,6 +492,34 @@ class EnvBatch(gym.vector.VectorEnv):
             self._renderer_size = (width, height)
         return self._renderer.frame(world, default_camera(self.sim) if camera is None else camera)
 
+    # --- checkpoints --------------------------------------------------------------------------
+    _NOT_STATE: ClassVar[frozenset[str]] = frozenset({"sim", "model", "cfg", "obs_layout"})
+
+    def config_key(self) -> str:
+        """What an env state depends on besides itself: the task config, world count, backend."""
+        import json
+
+        cfg = json.dumps(dataclasses.asdict(self.cfg), sort_keys=True, default=str)
+        return f"{self.task_name}|{self.num_envs}|{self.sim.backend}|{cfg}"
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything the next step depends on, as tensors and plain data: every world's
+        physics (`Sim.get_state`), the task's own state (every tensor, array, number and
+        generator it keeps: commands, delays, histories, curriculum levels, episode sums) and
+        the env's random generator. `load_state_dict` on an env of the same config continues
+        bit for bit (on the same backend and device)."""
+        task = {k: v for k, v in vars(self).items() if k not in self._NOT_STATE}
+        return {"config": self.config_key(), "sim": self.sim.get_state(), "task": capture(task)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore `state_dict()`'s output. Raises ValueError if it was saved from another
+        config (task fields, env count or backend), naming the difference."""
+        if state["config"] != self.config_key():
+            raise ValueError(_config_difference(state["config"], self.config_key()))
+        self.sim.set_state(state["sim"])
+        for k, v in state["task"].items():
+            setattr(self, k, restore(getattr(self, k, None), v, k))
+
     def close(self, **kwargs) -> None:
         pass
 
@@ -526,3 +555,16 @@ class EnvBatch(gym.vector.VectorEnv):
     def uniform(self, shape, lo: float, hi: float) -> torch.Tensor:
         """Uniform samples from the env's seeded generator, on the env device."""
         return torch.rand(shape, generator=self.gen, device=self.device) * (hi - lo) + lo
+
+
+def _config_difference(saved: str, here: str) -> str:
+    """One line naming how two `config_key`s differ (the first differing task fields)."""
+    import json
+
+    (*a, ca), (*b, cb) = saved.split("|", 3), here.split("|", 3)
+    names = ("task", "num_envs", "backend")
+    diffs = [f"{n} {x} -> {y}" for n, x, y in zip(names, a, b, strict=True) if x != y]
+    if not diffs:
+        da, db = json.loads(ca), json.loads(cb)
+        diffs = [f"task.cfg.{k}" for k in sorted(da.keys() | db.keys()) if da.get(k) != db.get(k)]
+    return "saved with another config: " + ", ".join(diffs[:5])

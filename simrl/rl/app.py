@@ -134,9 +134,10 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     infos = {"config": OmegaConf.to_container(cfg, resolve=True), "obs_layout": obs_layout(env)}
     trainer = Trainer(env, agent, run_dir=run_dir if rank == 0 else None, infos=infos)
     trainer.video_interval = int(cfg.get("video_interval") or 0)
-    if cfg.resume:
-        ckpt = trainer.load(cfg.resume)
-        print(f"simrl: resumed from {ckpt['path']} at iteration {trainer.iteration}")
+    trainer.max_unstable_share = float(cfg.get("max_unstable_share") or 1.0)
+    iterations = _resume(cfg, trainer, run_dir, int(iterations), rank)
+    if iterations is None:  # a stopped run found complete: nothing to do
+        return trainer
     writer = make_writer(cfg, run_dir if rank == 0 else None)
     if writer is not None:  # the Trainer logs through it instead of its own SummaryWriter
         writer.store_config(env.cfg, agent)
@@ -161,6 +162,97 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
         torch.distributed.barrier()
         torch.distributed.destroy_process_group()
     return trainer
+
+
+def _resume(cfg: DictConfig, trainer: Trainer, run_dir: Path, iterations: int,
+            rank: int) -> int | None:
+    """Load what `resume=` names, or, where `run_dir` already holds checkpoints (a run stopped
+    or killed there, started again with the same `hydra.run.dir`), its newest readable one;
+    return the iterations to run (None: that run is already complete).
+
+    `resume=` runs `iterations` more. A stopped run started again runs on to the iteration it
+    was started for (`run.json`), so rerunning a killed job's command finishes that job. A run
+    that continues in its own dir drops the rows and TensorBoard events past its checkpoint, so
+    no iteration is lost or logged twice.
+    """
+    own = sorted(run_dir.glob("model_*.pt"), key=_iteration_of) if run_dir.is_dir() else []
+    auto = not cfg.resume and bool(own)
+    if not cfg.resume and not own:
+        _write_run_json(run_dir, 0, iterations, rank)
+        return iterations
+    if auto:
+        candidates = own[::-1]
+    else:
+        named = latest_checkpoint(cfg.resume)
+        candidates = [named]
+    ckpt = None
+    for i, path in enumerate(candidates):
+        try:
+            ckpt = trainer.load(path)
+            break
+        except CheckpointError as e:
+            if i + 1 == len(candidates):
+                raise
+            print(f"simrl: skipping unreadable checkpoint {path.name} ({e})")
+    done = trainer.iteration
+    same_dir = Path(ckpt["path"]).parent.resolve() == run_dir.resolve()
+    state = ("learner, envs and random state: it continues bit for bit" if ckpt["env_restored"]
+             else f"learner only; the envs start fresh: {ckpt['env_note']}")
+    if auto:
+        target = _read_run_json(run_dir).get("target_iteration", iterations)
+        print(f"simrl: run dir {run_dir} holds a stopped run at iteration {done} "
+              f"({Path(ckpt['path']).name}): resuming it to iteration {target} ({state})")
+        iterations = max(0, target - done)
+    else:
+        print(f"simrl: resumed from {ckpt['path']} at iteration {done} ({state})")
+        _write_run_json(run_dir, done, iterations, rank)
+    if same_dir and rank == 0:
+        for tmp in run_dir.glob("*.tmp"):  # a write the stopped run never finished
+            tmp.unlink()
+        _truncate_metrics(run_dir / "metrics.csv", done)
+        trainer.purge_step = done + 1
+    if auto and iterations == 0:
+        print(f"simrl: that run is complete; pass resume={run_dir} max_iterations=N to train N more")
+        return None
+    return iterations
+
+
+def _iteration_of(path: Path) -> int:
+    return int(path.stem.split("_")[-1]) if path.stem.split("_")[-1].isdigit() else -1
+
+
+def _read_run_json(run_dir: Path) -> dict:
+    try:
+        return json.loads((run_dir / "run.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_run_json(run_dir: Path, start: int, iterations: int, rank: int) -> None:
+    """The iteration this run was started for, so that a rerun of a killed job finishes it."""
+    if rank == 0:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "run.json").write_text(json.dumps(
+            {"start_iteration": start, "target_iteration": start + iterations}))
+
+
+def _truncate_metrics(path: Path, last: int) -> None:
+    """Keep metrics.csv's rows up to iteration `last` (and drop a torn last line), atomically."""
+    import csv
+
+    if not path.is_file():
+        return
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or []
+        rows = [r for r in reader if None not in r.values() and None not in r
+                and r.get("iteration", "").isdigit() and int(r["iteration"]) <= last]
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
 
 
 def obs_layout(env) -> dict[str, list[dict[str, Any]]]:

@@ -15,12 +15,14 @@ import csv
 import io
 import os
 import pickle
+import random
 import re
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from rsl_rl.runners import OnPolicyRunner
 
@@ -33,6 +35,35 @@ CKPT_RE = re.compile(r"model_(\d+)\.pt$")
 
 class CheckpointError(UserError, ValueError):
     """A checkpoint that cannot be used here: missing, corrupt, or for another task/shape."""
+
+
+class RunWriteError(UserError, OSError):
+    """A run dir write failed (disk full, no permission): the run stops, earlier files intact."""
+
+
+class TrainingDiverged(UserError, RuntimeError):
+    """Too many worlds blew up in one iteration: the run stopped without learning from it."""
+
+
+def rng_state() -> dict[str, Any]:
+    """The torch, numpy and Python random states, as tensors and plain data."""
+    _, keys, pos, has_gauss, gauss = np.random.get_state()
+    state = {"torch": torch.get_rng_state(), "python": random.getstate(),
+             "numpy": {"keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                       "has_gauss": int(has_gauss), "gauss": float(gauss)}}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    random.setstate(state["python"])
+    n = state["numpy"]
+    np.random.set_state(("MT19937", n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"],
+                         n["gauss"]))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def latest_checkpoint(path: str | Path) -> Path:
@@ -186,6 +217,15 @@ class Trainer:
         self.history: list[dict[str, float]] = []
         self._episodes: collections.deque = collections.deque(maxlen=200)  # per iteration sums
         self._stop = False
+        self._write_failed = False
+        self._diverged = False
+        # per-env return and length of the running episodes, and the iteration's ended sums
+        self._ret = torch.zeros(env.num_envs, device=env.device)
+        self._length = torch.zeros(env.num_envs, device=env.device)
+        self._ended = torch.zeros(3, device=env.device, dtype=torch.float64)  # returns, lengths, n
+        self.max_unstable_share = 1.0  # more worlds than this share blowing up in one iteration
+        # stops the run without learning from it (1.0: never)
+        self.purge_step: int | None = None  # TensorBoard: drop a stopped run's events from here
         self.video_interval = 0  # record world 0 every K iterations into run_dir/videos (0: off)
         self.video_steps = 150
         self._frames: list | None = None
@@ -193,17 +233,45 @@ class Trainer:
         self._is_rank0 = int(os.environ.get("RANK", "0")) == 0
 
     # --- checkpoints ----------------------------------------------------------------------
-    def save(self, path: str | Path | None = None) -> Path:
-        path = Path(path) if path else self.run_dir / f"model_{self.iteration}.pt"
+    def state_dict(self, with_env: bool = True) -> dict[str, Any]:
+        """The learner (rsl-rl's dict), the iteration, and with `with_env` everything else the
+        next iteration depends on: the env batch's state, the random generators, the running
+        episodes' sums. Resuming from it continues bit for bit (same backend and device)."""
         state = self.alg.save()
         state["iter"] = self.iteration
         state["infos"] = self.infos
+        if with_env:
+            state["env_state"] = self.env.state_dict()
+            state["rng"] = rng_state()
+            state["trainer"] = {"ret": self._ret.clone(), "length": self._length.clone(),
+                                "ended": self._ended.clone(), "episodes": list(self._episodes)}
+        return state
+
+    def save(self, path: str | Path | None = None, with_env: bool = True) -> Path:
+        """Write a checkpoint atomically (a crash mid-write never leaves a corrupt one). A failed
+        write (disk full) raises RunWriteError naming the file and the last intact checkpoint."""
+        path = Path(path) if path else self.run_dir / f"model_{self.iteration}.pt"
+        state = self.state_dict(with_env)
         tmp = path.with_name(path.name + ".tmp")
-        torch.save(state, tmp)
-        os.replace(tmp, path)  # atomic: a crash mid-write never leaves a corrupt checkpoint
+        try:
+            torch.save(state, tmp)
+            os.replace(tmp, path)
+        except OSError as e:
+            self._write_failed = True
+            tmp.unlink(missing_ok=True)
+            try:
+                intact = f"'{latest_checkpoint(path.parent)}' is intact"
+            except CheckpointError:
+                intact = "no earlier checkpoint exists"
+            raise RunWriteError(f"could not write checkpoint '{path}' ({e.strerror or e}); {intact}: "
+                                f"free space in '{path.parent}', then rerun the same command (it "
+                                f"resumes from there)") from e
         return path
 
-    def load(self, path: str | Path) -> dict:
+    def load(self, path: str | Path, with_env: bool = True) -> dict:
+        """Load a checkpoint's learner and iteration, and where it holds them and `with_env`,
+        the env state, random generators and episode sums (`ckpt["env_restored"]` says which;
+        `ckpt["env_note"]` why not)."""
         ckpt = load_checkpoint(path, map_location=self.env.device)
         check_compatible(ckpt, self.env)
         try:
@@ -211,6 +279,27 @@ class Trainer:
         except RuntimeError as e:
             raise CheckpointError(f"checkpoint '{ckpt['path']}' does not fit this network: {e}") from e
         self.iteration = int(ckpt.get("iter", 0))
+        ckpt["env_restored"], ckpt["env_note"] = False, None
+        if not with_env:
+            return ckpt
+        if "env_state" not in ckpt:
+            ckpt["env_note"] = "it holds no env state (saved before simrl kept it, or learner only)"
+        elif self.runner.is_distributed:
+            ckpt["env_note"] = "under torchrun each rank's envs start fresh (rank 0's state is saved)"
+        else:
+            try:
+                self.env.load_state_dict(ckpt["env_state"])
+            except ValueError as e:
+                ckpt["env_note"] = str(e)
+            else:
+                set_rng_state(ckpt["rng"])
+                t = ckpt["trainer"]
+                self._ret.copy_(t["ret"])
+                self._length.copy_(t["length"])
+                self._ended.copy_(t["ended"])
+                self._episodes.clear()
+                self._episodes.extend(t["episodes"])
+                ckpt["env_restored"] = True
         return ckpt
 
     # --- the loop -------------------------------------------------------------------------
@@ -238,16 +327,16 @@ class Trainer:
             if self.writer is None:
                 from torch.utils.tensorboard import SummaryWriter
 
-                self.writer = SummaryWriter(str(self.run_dir), flush_secs=10)
+                self.writer = SummaryWriter(str(self.run_dir), flush_secs=10,
+                                            purge_step=self.purge_step)
         old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-        ret = torch.zeros(env.num_envs, device=env.device)
-        length = torch.zeros(env.num_envs, device=env.device)
-        ended = torch.zeros(3, device=env.device, dtype=torch.float64)  # returns, lengths, count
+        ret, length, ended = self._ret, self._length, self._ended
         env.episode_log()  # start the iteration's log from here
         obs = venv.get_observations()
         alg.train_mode()
         if self.runner.is_distributed:
             alg.broadcast_parameters()  # every rank starts from rank 0's weights
+        self._diverged = False
         start, spent = self.iteration, 0.0
         budget = float("inf") if max_minutes is None else 60.0 * max_minutes
         bar = tqdm(range(start, start + iterations), disable=not progress or not self._is_rank0,
@@ -275,6 +364,7 @@ class Trainer:
                     t_collect = time.perf_counter() - t0
                     alg.compute_returns(obs)
                 ep_log = env.episode_log()  # the iteration's one read of the device
+                self._check_blowups(ep_log.get("sim/unstable_resets", 0.0), it + 1)
                 self._episodes.append(ended.tolist())
                 ended.zero_()
                 losses = alg.update()
@@ -311,11 +401,27 @@ class Trainer:
             for s, h in old.items():
                 signal.signal(s, h)
             bar.close()
-            if writing:
+            if writing and not (self._write_failed or self._diverged):
                 path = self.save()
                 print(f"simrl: saved {path}")
                 self.writer.flush()
         return self.history
+
+    def _check_blowups(self, count: float, iteration: int) -> None:
+        """Stop the run, before the update, where more than `max_unstable_share` of the worlds
+        blew up in this iteration: its data never reaches the weights."""
+        if count <= self.max_unstable_share * self.env.num_envs:
+            return
+        self._diverged = True
+        where = "nothing was saved (no run dir)"
+        if self.run_dir is not None and self._is_rank0:
+            path = self.save(with_env=False)
+            where = f"the weights before it are in '{path}' (learner only: envs restart fresh)"
+        raise TrainingDiverged(
+            f"{int(count)} worlds blew up in iteration {iteration} (resets for non-finite or "
+            f"absurd physics, more than max_unstable_share={self.max_unstable_share} of "
+            f"{self.env.num_envs}): stopped without learning from it; {where}. Lower the "
+            f"timestep or the gains, or look for a bad action or model parameter")
 
     def _out_of_time(self, mine: bool) -> bool:
         """Rank 0's verdict on the time budget, shared so every rank stops at one iteration."""
@@ -355,7 +461,13 @@ class Trainer:
         for k, v in m.items():
             if k != "iteration":
                 self.writer.add_scalar(k if "/" in k else f"Train/{k}", v, it)
-        append_csv(self.run_dir / "metrics.csv", m)
+        try:
+            append_csv(self.run_dir / "metrics.csv", m)
+        except OSError as e:
+            self._write_failed = True
+            raise RunWriteError(f"could not append iteration {it} to '{self.run_dir / 'metrics.csv'}' "
+                                f"({e.strerror or e}): free space, then rerun the same command "
+                                "(it resumes from the last checkpoint)") from e
 
     def policy(self):
         """The deterministic inference policy: obs TensorDict -> actions."""

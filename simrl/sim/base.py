@@ -295,6 +295,40 @@ class Sim(abc.ABC):
         if name in SETCONST_FIELDS:
             self.set_const(ids)
 
+    # --- checkpoints --------------------------------------------------------------------------
+    def _state_views(self) -> dict[str, torch.Tensor]:
+        """The live arrays a checkpoint holds: the state the next step starts from, the derived
+        views a task reads before stepping (as the last step left them), and the per-world
+        model fields a task has randomized. Backends add what their solver carries over."""
+        views = {f: getattr(self, f) for f in STATE_FIELDS + DERIVED_FIELDS}
+        views.update({f"param/{k}": v for k, v in self._params.items()})
+        return views
+
+    def get_state(self) -> dict[str, torch.Tensor]:
+        """A copy of every world's state (see `_state_views`), for `set_state` to restore."""
+        return {k: v.detach().clone() for k, v in self._state_views().items()}
+
+    def set_state(self, state: dict[str, torch.Tensor]) -> None:
+        """Put every world back in the state `get_state` copied, bit for bit.
+
+        Raises ValueError naming the first array whose name or shape this sim lacks."""
+        for key in state:
+            if key.startswith("param/") and key[6:] not in self._params:
+                self.param(key[6:])  # randomized in the saved run: give it per-world rows here
+        views = self._state_views()
+        missing, unknown = sorted(views.keys() - state.keys()), sorted(state.keys() - views.keys())
+        if missing or unknown:
+            raise ValueError(f"sim state does not fit this sim: missing {missing[:5]}, "
+                             f"unknown {unknown[:5]}")
+        for key, value in state.items():
+            view = views[key]
+            if tuple(view.shape) != tuple(value.shape):
+                raise ValueError(f"sim state '{key}' has shape {tuple(value.shape)}, this sim "
+                                 f"{tuple(view.shape)}: saved with another model or world count")
+            view.copy_(value.to(view.device, view.dtype))
+        if any(k[6:] in SETCONST_FIELDS for k in state if k.startswith("param/")):
+            self.set_const()  # the derived constants follow the restored mass/inertia
+
     # --- names --------------------------------------------------------------------------------
     def body_ids(self, names: Sequence[str]) -> list[int]:
         return name_ids(self.model, mujoco.mjtObj.mjOBJ_BODY, names)

@@ -274,6 +274,14 @@ class WarpSim(Sim):
             view.copy_(torch.where(rows, value, view))
         self._overflow.masked_fill_(mask, 0)
 
+    def _state_views(self) -> dict[str, torch.Tensor]:
+        """The base views plus what the solver carries from step to step (its warmstart) and
+        the overflow bits a reset has not cleared yet."""
+        views = super()._state_views()
+        views["qacc_warmstart"] = wp.to_torch(self.d.qacc_warmstart)
+        views["overflow"] = self._overflow
+        return views
+
     # --- per-world parameters -------------------------------------------------------------
     def param(self, name: str) -> torch.Tensor:
         if name in self._params:

@@ -90,6 +90,16 @@ class MujocoSim(Sim):
         self.batch.reset(ids.numpy().astype(np.int32), keyframe=self.keyframe, stage=0)
 
 
+    def _state_views(self) -> dict[str, torch.Tensor]:
+        """The batch's whole mjSTATE_INTEGRATION rows (qpos, qvel, act, warmstart, ctrl, applied
+        forces, mocap, plasticity, history), its warning counters, the derived outputs and the
+        per-world model fields."""
+        views = {f: getattr(self, f) for f in DERIVED_FIELDS}
+        views["state"] = torch.from_numpy(self.batch.state)
+        views["warning"] = torch.from_numpy(self.batch.warning)
+        views.update({f"param/{k}": v for k, v in self._params.items()})
+        return views
+
     def param(self, name: str) -> torch.Tensor:
         if name not in self._params:
             try:
