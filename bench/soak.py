@@ -108,10 +108,12 @@ def main() -> int:
     lines = [
         f"# Soak: {a.task}, {a.num_envs} envs, {a.minutes:g} minutes of training (CPU default)",
         "",
-        f"Command: `python bench/soak.py --minutes {a.minutes:g} --num-envs {a.num_envs} --task {a.task}`",
+        f"Command: `python bench/soak.py --minutes {a.minutes:g} --num-envs {a.num_envs} "
+        f"--task {a.task}`",
         "",
-        f"- train.py exit status {rc}; {len(rows)} iterations, {float(rows[-1]['env_steps']) / 1e6:.1f} M env "
-        f"steps, {train_s / 60:.1f} min of training, {(time.time() - t0) / 60:.1f} min wall",
+        f"- train.py exit status {rc}; {len(rows)} iterations, "
+        f"{float(rows[-1]['env_steps']) / 1e6:.1f} M env steps, "
+        f"{train_s / 60:.1f} min of training, {(time.time() - t0) / 60:.1f} min wall",
         f"- resident memory at {a.window_min:g} min of training (iteration {it_at_win}): {base:.0f} MiB; "
         f"peak after it {peak:.0f} MiB (+{100 * growth:.2f}%), at the end {end:.0f} MiB "
         f"(+{100 * (end - base) / base:.2f}%); bar: <= +5%",

@@ -159,6 +159,8 @@ class EnvBatch(gym.vector.VectorEnv):
         self.max_episode_length = math.ceil(cfg.episode_length_s / self.dt)
         self.gen = torch.Generator(device=self.device)
         self.gen.manual_seed(seed)
+        self.spare_gen = torch.Generator(device=self.device)  # resets of blown-up worlds only
+        self.spare_gen.manual_seed(seed + 0x5EED)
 
         n, f32 = num_envs, dict(device=self.device, dtype=torch.float32)
         self.episode_length_buf = torch.zeros(n, device=self.device, dtype=torch.long)
@@ -276,7 +278,16 @@ class EnvBatch(gym.vector.VectorEnv):
             "tracks_commands": False,
             "termination": {},  # max_abs_qpos {qpos index: limit}, max_tilt_cos, ...
             "reset": {},  # qpos_noise: uniform +- on every qpos; joint_scale: [lo, hi]
+            "limits": self.joint_limits(),
         }
+
+    def joint_limits(self) -> dict[str, Any]:
+        """The actuated joints' position ranges, in action order (None where a joint is
+        unlimited): the deploy controller's safety envelope (simrl.deploy.controller)."""
+        m = self.model
+        joints = [int(m.actuator_trnid[i, 0]) for i in range(m.nu)]
+        pos = [m.jnt_range[j].tolist() if m.jnt_limited[j] else None for j in joints]
+        return {"joint_pos": pos}
 
     def refresh(self) -> None:
         """Re-read task state from the sim views (after physics and after resets)."""
@@ -338,7 +349,16 @@ class EnvBatch(gym.vector.VectorEnv):
                 self.compute_observations(commit=False)
                 infos["final_obs"] = {g: v.clone() for g, v in self._obs_buf.items()}
                 infos["_final_obs"] = done.clone()
-            self._reset(done)
+            if self.masked_resets or bool((done & ~unstable).any()):
+                self._reset(done)
+            else:  # only blown-up worlds end here: their new episodes draw from a spare
+                # generator, so every other world's random stream is the one of a run without
+                # blow-ups (a reset draws for all worlds and keeps the rows of `done`)
+                self.gen, self.spare_gen = self.spare_gen, self.gen
+                try:
+                    self._reset(done)
+                finally:
+                    self.gen, self.spare_gen = self.spare_gen, self.gen
         self.compute_observations()
         infos["time_outs"] = self.time_out_buf
         return self._obs_buf, self.reward_buf, self.terminated_buf, self.time_out_buf, infos
@@ -469,6 +489,7 @@ class EnvBatch(gym.vector.VectorEnv):
         """gymnasium reset: every env to a fresh episode; `seed` reseeds the env's generator."""
         if seed is not None:
             self.gen.manual_seed(seed)
+            self.spare_gen.manual_seed(seed + 0x5EED)
         self.sim.raise_on_overflow()
         self.reset_all()
         self._episode_sums.zero_()

@@ -415,8 +415,12 @@ class Trainer:
         self._diverged = True
         where = "nothing was saved (no run dir)"
         if self.run_dir is not None and self._is_rank0:
-            path = self.save(with_env=False)
-            where = f"the weights before it are in '{path}' (learner only: envs restart fresh)"
+            path = self.run_dir / f"model_{self.iteration}.pt"
+            if path.exists():  # saved at the end of the last iteration, envs and all
+                where = f"the run as it was before it is in '{path}'"
+            else:
+                self.save(path, with_env=False)
+                where = f"the weights before it are in '{path}' (learner only: envs restart fresh)"
         raise TrainingDiverged(
             f"{int(count)} worlds blew up in iteration {iteration} (resets for non-finite or "
             f"absurd physics, more than max_unstable_share={self.max_unstable_share} of "

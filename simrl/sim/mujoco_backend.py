@@ -64,6 +64,13 @@ class MujocoSim(Sim):
             setattr(self, name, torch.from_numpy(arr))
         self._has_rne_post = bool(set(model.sensor_type.tolist()) & {int(t) for t in _RNE_POST_SENSORS})
         self._params: dict[str, torch.Tensor] = {}
+        # MuJoCo's warnings of a world gone wrong (contact or constraint buffer full, bad
+        # qpos/qvel/qacc/ctrl): counts per world; a rise since the last check marks it unstable
+        bad = [mujoco.mjtWarning.mjWARN_CONTACTFULL, mujoco.mjtWarning.mjWARN_CNSTRFULL,
+               mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+               mujoco.mjtWarning.mjWARN_BADQACC, mujoco.mjtWarning.mjWARN_BADCTRL]
+        self._warn_cols = [int(w) for w in bad]
+        self._warn_seen = self._warnings()
         self.reset()
 
     def step(self, nstep: int = 1) -> None:
@@ -89,6 +96,22 @@ class MujocoSim(Sim):
     def _reset_worlds(self, ids: torch.Tensor) -> None:
         self.batch.reset(ids.numpy().astype(np.int32), keyframe=self.keyframe, stage=0)
 
+
+    def unstable(self, max_qvel: float = float("inf")) -> torch.Tensor:
+        """The base check, and worlds whose MuJoCo warning counts rose since the last check."""
+        bad = super().unstable(max_qvel)
+        count = self._warnings()
+        bad |= ((count != self._warn_seen) & (count > 0)).any(dim=1)  # a reset zeroes them
+        self._warn_seen = count
+        return bad
+
+    def _warnings(self) -> torch.Tensor:
+        """(N, 6) counts of the warnings `unstable` watches (a copy)."""
+        return torch.from_numpy(self.batch.warning[:, self._warn_cols, 1])
+
+    def set_state(self, state: dict[str, torch.Tensor]) -> None:
+        super().set_state(state)
+        self._warn_seen = self._warnings()
 
     def _state_views(self) -> dict[str, torch.Tensor]:
         """The batch's whole mjSTATE_INTEGRATION rows (qpos, qvel, act, warmstart, ctrl, applied

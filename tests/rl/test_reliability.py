@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
@@ -67,3 +68,46 @@ def test_a_checkpoint_that_runs_code_when_unpickled_is_refused_unrun(cartpole_ex
     with pytest.raises(CheckpointError, match=r"holds GLOBAL \S+, which simrl does not unpickle"):
         load_checkpoint(evil)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("backend", ["mujoco", pytest.param("mjwarp", marks=pytest.mark.mjwarp)])
+def test_worlds_poisoned_every_step_are_reset_and_counted_and_the_rest_run_as_if_untouched(backend):
+    """NaN written into 10% of the worlds before every one of 100 steps: each poisoned world is
+    reset and counted every step, earns nothing, and every other world's observations, rewards
+    and state are bit-identical to those of a run where nothing was poisoned."""
+    n, poisoned = 40, torch.arange(0, 40, 10)  # worlds 0, 10, 20, 30
+    sim = {"graphs": False} if backend == "mjwarp" else None
+    clean, dirty = (make("quadruped", n, device="cpu", backend=backend, seed=3, sim=sim,
+                         cfg={"episode_length_s": 0.5}) for _ in range(2))  # time-outs at 25 steps
+    rest = torch.ones(n, dtype=torch.bool)
+    rest[poisoned] = False
+    actions = torch.Generator().manual_seed(0)
+    ended_rest = 0
+    for step in range(100):
+        a = 0.5 * torch.randn(n, clean.num_actions, generator=actions)
+        dirty.sim.qvel[poisoned, step % dirty.sim.qvel.shape[1]] = float("nan")
+        obs_c, rew_c, term_c, trunc_c, _ = clean.advance(a)
+        obs_d, rew_d, term_d, trunc_d, _ = dirty.advance(a)
+        assert term_d[poisoned].all() and (rew_d[poisoned] == 0).all(), step
+        for g in obs_c:
+            assert torch.equal(obs_c[g][rest], obs_d[g][rest]), (step, g)
+        assert torch.equal(rew_c[rest], rew_d[rest]) and torch.equal(term_c[rest], term_d[rest])
+        assert torch.equal(clean.sim.qpos[rest], dirty.sim.qpos[rest]), step
+        assert torch.isfinite(dirty.sim.qpos).all() and torch.isfinite(dirty.sim.qvel).all()
+        ended_rest += int(term_c[rest].sum() + trunc_c[rest].sum())
+    assert dirty.unstable_count == 100 * len(poisoned) and clean.unstable_count == 0
+    assert ended_rest > 0  # the rest had resets of their own in the window: those stayed equal too
+
+
+def test_a_world_whose_mujoco_warnings_rise_is_reset_and_counted():
+    """MuJoCo C warns (contact buffer full, bad qacc, ...) and steps on: simrl resets that world."""
+    import mujoco
+
+    env = make("cartpole", 8, device="cpu", seed=0)
+    zeros = torch.zeros(8, env.num_actions)
+    env.advance(zeros)
+    env.sim.batch.warning[5, int(mujoco.mjtWarning.mjWARN_CONTACTFULL), 1] += 1
+    _, _, term, _, _ = env.advance(zeros)
+    assert term.tolist() == [i == 5 for i in range(8)]
+    _, _, term, _, _ = env.advance(zeros)  # counted once, not again while the count stands
+    assert not term.any() and env.unstable_count == 1

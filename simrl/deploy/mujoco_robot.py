@@ -1,0 +1,82 @@
+"""A robot simulated in MuJoCo C, in-process, behind the controller's `Robot` protocol.
+
+The scene is rebuilt from policy.json as sim-to-sim does; `send` sets each actuator's PD (kp,
+kd and target, as a robot's motor drivers do), and the clock is the simulation's: `sleep_until`
+steps the physics to that time, so a controller run is deterministic and as fast as MuJoCo.
+Faults can be injected for tests: `freeze()` stops new state reports (a dead link), and
+`poison` writes a value into the next reading.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from simrl.deploy.controller import JointCommand, RobotState
+
+
+class MujocoRobot:
+    def __init__(self, meta: dict[str, Any], keyframe: bool = True, seed: int = 0):
+        from simrl.rl.sim2sim import Readings, scene_model
+
+        self.meta = meta
+        self.m, _ = scene_model(meta)
+        self.d = mujoco.MjData(self.m)
+        spec = meta.get("deploy", {})
+        key = -1
+        if spec.get("keyframe"):
+            key = mujoco.mj_name2id(self.m, mujoco.mjtObj.mjOBJ_KEY, spec["keyframe"])
+        if keyframe and key >= 0:
+            mujoco.mj_resetDataKeyframe(self.m, self.d, key)
+        mujoco.mj_forward(self.m, self.d)
+        self.read = Readings(self.m, meta)
+        names = meta["action"]["actuator_names"]
+        self.act = np.array([self.m.actuator(a).id for a in names])
+        self.seq = 0
+        self.frozen = False
+        self.poison: dict[str, tuple] = {}  # reading -> (index or slice, value): next report only
+        self.sent: list[tuple[float, JointCommand]] = []  # every command, with the sim time
+        self._state = self._report()
+
+    # --- the Robot protocol -------------------------------------------------------------------
+    def clock(self) -> float:
+        return float(self.d.time)
+
+    def sleep_until(self, t: float) -> None:
+        dt = self.m.opt.timestep
+        while self.d.time + 0.5 * dt < t:
+            mujoco.mj_step(self.m, self.d)
+        mujoco.mj_forward(self.m, self.d)  # sensors at the same instant as qpos (as a robot reads)
+        if not self.frozen:
+            self._state = self._report()
+
+    def latest(self) -> RobotState | None:
+        return self._state
+
+    def send(self, cmd: JointCommand) -> None:
+        m, a = self.m, self.act
+        m.actuator_gainprm[a, 0] = cmd.kp
+        m.actuator_biasprm[a, 1] = -np.asarray(cmd.kp)
+        m.actuator_biasprm[a, 2] = -np.asarray(cmd.kd)
+        self.d.ctrl[a] = np.nan_to_num(cmd.q)
+        self.sent.append((float(self.d.time), cmd))
+
+    def close(self) -> None:
+        pass
+
+    # --- fault injection ----------------------------------------------------------------------
+    def freeze(self) -> None:
+        """Stop reporting new states (the link or the robot's process died)."""
+        self.frozen = True
+
+    def _report(self) -> RobotState:
+        self.seq += 1
+        r = self.read(self.d, np.zeros(3))
+        r.pop("command", None)
+        for name, (i, value) in self.poison.items():
+            r[name] = np.array(r[name], dtype=np.float64)
+            r[name][i] = value
+        self.poison = {}
+        return RobotState(stamp=float(self.d.time), seq=self.seq, readings=r)
