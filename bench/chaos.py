@@ -77,16 +77,19 @@ def main() -> int:
         proc = subprocess.Popen(cmd(chaos), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         start = time.time()
         if kind == "random delay":
-            time.sleep(rng.uniform(0.5, 10.0))
+            time.sleep(rng.uniform(0.5, 15.0))
         elif kind == "mid-iteration":
             more = rng.randint(1, 4)
             while proc.poll() is None and len(rows(chaos)) < len(before) + more:
                 time.sleep(0.01)
             time.sleep(rng.uniform(0.0, 0.3))
-        else:
-            while proc.poll() is None and not any(chaos.glob("*.tmp")):
+        else:  # the first checkpoint write of this process (a killed one's stale .tmp is
+            # removed by the restart before it trains, so wait for that first)
+            while proc.poll() is None and any(chaos.glob("model_*.pt.tmp")):
+                time.sleep(0.01)
+            while proc.poll() is None and not any(chaos.glob("model_*.pt.tmp")):
                 time.sleep(0.0005)
-        tmp_seen = any(chaos.glob("*.tmp"))
+        tmp_seen = any(chaos.glob("model_*.pt.tmp"))
         finished = proc.poll() is not None
         if not finished:
             os.kill(proc.pid, signal.SIGKILL)
@@ -135,8 +138,8 @@ def main() -> int:
         f"Command: `python bench/chaos.py --kills {a.kills} --iterations {a.iterations} "
         f"--num-envs {a.num_envs} --seed {a.seed}`",
         "",
-        "| kill | moment | after launch (s) | rows in metrics.csv | newest checkpoint | a .tmp existed | "
-        "unloadable checkpoints | duplicated rows |",
+        "| kill | moment | after launch (s) | rows in metrics.csv | newest checkpoint | "
+        "a model_*.pt.tmp existed | unloadable checkpoints | duplicated rows |",
         "|---|---|---|---|---|---|---|---|",
         *[f"| {e[0]} | {e[1]} | {e[2]:.2f} | {e[3]} | {e[4]} | {'yes' if e[5] else 'no'} | {len(e[7])} | "
           f"{'yes' if e[8] else 'no'} |" for e in log],

@@ -186,6 +186,8 @@ class EnvBatch(gym.vector.VectorEnv):
         # whether any env ended); see _step_impl
         self.masked_resets = self.sim.backend == "mjwarp"
         self.sim.check_overflow = False  # read once per iteration by episode_log instead
+        if hasattr(self.sim, "reset_row_overflow"):  # mjwarp: a world short of constraint rows
+            self.sim.reset_row_overflow = True       # is reset and counted, as a blow-up is
         self._warned_sim_error = False
         self.action_offset = torch.zeros(self.num_actions, **f32)  # ctrl = offset + scale * a
         self.action_scale = float(cfg.action_scale or 1.0)  # tasks over a robot: the robot's

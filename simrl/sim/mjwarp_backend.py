@@ -109,6 +109,10 @@ class WarpSim(Sim):
         self.dtype = torch.float32
         self.use_graphs = self.wp_device.is_cuda if graphs is None else graphs
         self.check_overflow = check_overflow
+        # True (the env batch sets it): a world that overflowed its own constraint rows is
+        # reported by `unstable` (and reset and counted) instead of raising; the contact buffer
+        # all worlds share still raises, since no one world is to blame
+        self.reset_row_overflow = False
         self._graphs: dict = {}
         self._streams: dict = {}
         self._capture_stream = None
@@ -230,6 +234,8 @@ class WarpSim(Sim):
         One host sync: the env batch calls it once per iteration, not per step.
         """
         bits = self._overflow | self._overflow_seen
+        if self.reset_row_overflow:
+            bits = bits & ~int(_ROWS)
         lost = (bits & int(_LOST)) != 0
         if not bool(lost.any()):
             return
@@ -258,6 +264,14 @@ class WarpSim(Sim):
     def forward(self, ids: torch.Tensor | None = None) -> None:
         """All worlds (MuJoCo Warp has no per-world forward); the state is unchanged by it."""
         self._run("forward", lambda: mjw.forward(self.m, self.d))
+
+    def unstable(self, max_qvel: float = float("inf")) -> torch.Tensor:
+        """The base check, and with `reset_row_overflow` the worlds that overflowed their
+        constraint rows (njmax) in the last step: their physics dropped constraints."""
+        bad = super().unstable(max_qvel)
+        if self.reset_row_overflow:
+            bad |= (self._overflow & int(_ROWS)) != 0
+        return bad
 
     def _reset_worlds(self, ids: torch.Tensor) -> None:
         mask = torch.zeros(self.num_worlds, dtype=torch.bool, device=self.device)

@@ -11,7 +11,7 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from simrl import CONFIGS
+from simrl import ASSETS, CONFIGS
 from simrl.registry import make
 from simrl.rl.runner import Trainer
 
@@ -111,3 +111,25 @@ def test_a_world_whose_mujoco_warnings_rise_is_reset_and_counted():
     assert term.tolist() == [i == 5 for i in range(8)]
     _, _, term, _, _ = env.advance(zeros)  # counted once, not again while the count stands
     assert not term.any() and env.unstable_count == 1
+
+
+@pytest.mark.mjwarp
+def test_a_world_that_overflows_its_constraint_rows_on_mjwarp_is_reported_as_unstable():
+    """njmax too small for a landing quadruped: the env batch's sim (reset_row_overflow, as
+    EnvBatch sets it) reports those worlds as unstable, to be reset and counted, and does not
+    raise; the contact buffer all worlds share would still raise (tests/sim/test_sim_mjwarp.py)."""
+    from simrl.sim import make_sim
+
+    sim = make_sim(str(ASSETS / "quadruped" / "quadruped.xml"), 2, device="cpu", backend="mjwarp",
+                   njmax=16, graphs=False, check_overflow=False)
+    sim.reset_row_overflow = True
+    flagged = torch.zeros(2, dtype=torch.bool)
+    for _ in range(50):  # from the default pose just above the floor, the feet land
+        sim.step(2)
+        bad = sim.unstable()
+        flagged |= bad
+        sim.reset(bad)
+    assert flagged.all()
+    sim.raise_on_overflow()  # the row overflows were handled: nothing to raise
+    env = make("quadruped", 2, device="cpu", backend="mjwarp", seed=0, sim={"graphs": False})
+    assert env.sim.reset_row_overflow
