@@ -289,7 +289,13 @@ class EnvBatch(gym.vector.VectorEnv):
         m = self.model
         joints = [int(m.actuator_trnid[i, 0]) for i in range(m.nu)]
         pos = [m.jnt_range[j].tolist() if m.jnt_limited[j] else None for j in joints]
-        return {"joint_pos": pos}
+        limits: dict[str, Any] = {"joint_pos": pos}
+        robot = getattr(self, "robot", None)
+        if robot is not None and robot.velocity_limit is not None:
+            from simrl.robot import per_joint
+
+            limits["joint_vel"] = per_joint(robot.velocity_limit, robot.joints, "velocity_limit").tolist()
+        return limits
 
     def refresh(self) -> None:
         """Re-read task state from the sim views (after physics and after resets)."""

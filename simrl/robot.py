@@ -90,6 +90,11 @@ class RobotCfg:
     # sites the MJCF lacks, added on its MjSpec (vendor XML is never edited): {name: {body: <a
     # body of the MJCF>, pos: [x, y, z] in the body's frame (default 0), quat: [w, x, y, z]}}
     sites: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # deploy: the |joint velocity| limits (rad/s) the controller enforces (None: unchecked), and
+    # the robot's motor table for its middleware: {layout: unitree_go | unitree_hg, order: [the
+    # joint of motor 0, motor 1, ...]} (None: no low-level interface known)
+    velocity_limit: PerJoint = None
+    motors: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -127,6 +132,16 @@ def robot_from_dict(values: dict[str, Any], where: str = "robot config") -> Robo
     for k in ("feet", "joints", "foot_geoms", "terminate_contacts", "penalize_contacts"):
         if k in values and values[k] is not None:
             values[k] = list(values[k])
+    motors = values.get("motors")
+    if motors is not None:
+        if not isinstance(motors, dict) or set(motors) != {"layout", "order"}:
+            raise ConfigError(f"{where}: motors must be {{layout: unitree_go | unitree_hg, order: "
+                              f"[joint of motor 0, ...]}}, got {motors!r}")
+        missing = sorted(set(values.get("joints") or []) - set(motors["order"]))
+        if missing:
+            raise ConfigError(f"{where}: motors.order lacks the policy joints {missing}: every "
+                              "policy joint needs the motor that drives it")
+        values["motors"] = {"layout": str(motors["layout"]), "order": list(motors["order"])}
     if values.get("sites") is not None:
         values["sites"] = {str(k): dict(v) if isinstance(v, dict) else v
                            for k, v in dict(values["sites"]).items()}

@@ -230,3 +230,26 @@ def test_a_site_the_mjcf_lacks_is_added_on_the_spec():
     go1["sites"] = {"my_imu": {"body": "trunk", "pos": [0, 0]}}
     with pytest.raises(ConfigError, match=r"needs pos \[x, y, z\]"):
         assemble(go1)
+
+
+def test_the_motor_table_must_drive_every_policy_joint():
+    from simrl.errors import ConfigError
+
+    go1 = load_robot("unitree_go1").to_dict()
+    assert go1["motors"]["layout"] == "unitree_go" and go1["motors"]["order"][:3] == go1["joints"][:3]
+    short = {**go1, "motors": {"layout": "unitree_go", "order": go1["motors"]["order"][:-1]}}
+    with pytest.raises(ConfigError, match=r"motors.order lacks the policy joints \['RL_calf_joint'\]"):
+        load_robot(short)
+    with pytest.raises(ConfigError, match="motors must be"):
+        load_robot({**go1, "motors": ["FR_hip_joint"]})
+
+
+def test_the_export_carries_the_joint_limits_the_deploy_controller_checks():
+    from simrl.registry import make
+
+    env = make("quadruped", 2, device="cpu", cfg={"robot": "unitree_go1"})
+    limits = env.deploy_spec()["limits"]
+    m, robot = env.model, load_robot("unitree_go1")
+    hip = m.joint("FR_hip_joint")
+    assert limits["joint_pos"][0] == pytest.approx(hip.range.tolist())
+    assert limits["joint_vel"][:3] == [30.1, 30.1, 20.06] and len(limits["joint_vel"]) == len(robot.joints)
