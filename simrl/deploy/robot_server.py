@@ -1,0 +1,160 @@
+"""A MuJoCo robot on Unitree SDK2's wire: `simrl-robot-sim robot=unitree_go1 network=lo`.
+
+Publishes `rt/lowstate` (LowState_ with the robot's motor states and IMU, CRC set) at `rate` Hz
+on the wall clock and applies each `rt/lowcmd` it receives (CRC checked; a bad one is dropped and
+counted) through the motors' PD: per motor target, kp and kd, zero gains for a motor in mode 0.
+The physics steps at 1/rate. The robot (a configs/robot name or yaml, or `policy=<policy.json>`
+to rebuild an export's scene) must have a motor table. A controller on the same DDS domain and
+interface (`simrl.deploy.dds.UnitreeRobot`) drives it exactly as it would drive the robot.
+
+    simrl-robot-sim robot=unitree_go1 network=lo [domain=0] [rate=500] [seconds=0: forever]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from simrl.deploy.realtime import sleep_until
+
+
+class RobotServer:
+    def __init__(self, robot: str | dict | None = None, policy: str | None = None, network: str | None = None,
+                 domain: int = 0, rate: float = 500.0):
+        from simrl.deploy import unitree
+        from simrl.deploy.dds import participant
+        from simrl.robot import assemble, load_robot
+
+        if policy is not None:
+            meta = json.loads(Path(policy).read_text())
+            robot = meta["robot"]["config"]
+        cfg = load_robot(robot)
+        if not cfg.motors:
+            raise ValueError(f"robot '{cfg.name}' has no motor table (`motors: {{layout, order}}` in its "
+                             "yaml): the server does not know which motor is which joint")
+        scene = assemble(cfg)
+        self.m, self.d = scene.model, mujoco.MjData(scene.model)
+        self.m.opt.timestep = 1.0 / rate
+        key = mujoco.mj_name2id(self.m, mujoco.mjtObj.mjOBJ_KEY, "home")
+        if key >= 0:
+            mujoco.mj_resetDataKeyframe(self.m, self.d, key)
+        mujoco.mj_forward(self.m, self.d)
+        self.rate = rate
+        self.go = cfg.motors["layout"] == "unitree_go"
+        order = cfg.motors["order"]
+        joints = [self.m.joint(j) for j in order]
+        self.qadr = np.array([j.qposadr[0] for j in joints])
+        self.dadr = np.array([j.dofadr[0] for j in joints])
+        by_joint = {int(self.m.actuator_trnid[a, 0]): a for a in range(self.m.nu)}
+        self.act = np.array([by_joint[j.id] for j in joints])  # the actuator driving each motor
+        self.effort = np.abs(self.m.actuator_forcerange[self.act]).max(axis=1)
+        sensor = {name: (self.m.sensor(name).adr[0], self.m.sensor(name).dim[0])
+                  for name in ("imu_gyro", "imu_quat", "imu_acc") if self._has_sensor(name)}
+        self.sensor = sensor
+        self._u = unitree
+        self.state = unitree.lowstate_go() if self.go else unitree.lowstate_hg()
+        if self.go:
+            self.state.head, self.state.level_flag = list(unitree.GO_HEAD), unitree.GO_LEVEL_FLAG_LOW
+        from cyclonedds.pub import DataWriter
+        from cyclonedds.sub import DataReader
+        from cyclonedds.topic import Topic
+
+        self.dp = participant(domain, network)
+        cmd_type = unitree.GoLowCmd_ if self.go else unitree.HgLowCmd_
+        self.writer = DataWriter(self.dp, Topic(self.dp, unitree.TOPIC_LOWSTATE, type(self.state)))
+        self.reader = DataReader(self.dp, Topic(self.dp, unitree.TOPIC_LOWCMD, cmd_type))
+        self.commands = self.bad_crc = self.published = 0
+        self._passive()
+
+    def _has_sensor(self, name: str) -> bool:
+        return mujoco.mj_name2id(self.m, mujoco.mjtObj.mjOBJ_SENSOR, name) >= 0
+
+    def _passive(self) -> None:
+        m, a = self.m, self.act
+        m.actuator_gainprm[a, 0] = 0.0
+        m.actuator_biasprm[a, 1] = 0.0
+        m.actuator_biasprm[a, 2] = 0.0
+
+    def apply(self, cmd: Any) -> None:
+        """A LowCmd_ through the motors' PD: target q, kp, kd per motor (mode 0: no torque)."""
+        m, a = self.m, self.act
+        mc = [cmd.motor_cmd[i] for i in range(len(a))]
+        on = np.array([c.mode != 0 for c in mc])
+        kp = np.where(on, [c.kp for c in mc], 0.0)
+        kd = np.where(on, [c.kd for c in mc], 0.0)
+        m.actuator_gainprm[a, 0] = kp
+        m.actuator_biasprm[a, 1] = -kp
+        m.actuator_biasprm[a, 2] = -kd
+        self.d.ctrl[a] = np.where(on, [c.q for c in mc], 0.0)
+
+    def publish(self, tick_ms: int) -> None:
+        s, d = self.state, self.d
+        for i, (q, v) in enumerate(zip(self.qadr, self.dadr, strict=True)):
+            ms = s.motor_state[i]
+            ms.q, ms.dq = float(d.qpos[q]), float(d.qvel[v])
+            ms.tau_est = float(d.actuator_force[self.act[i]])
+        imu = s.imu_state
+        fields = (("imu_gyro", "gyroscope"), ("imu_quat", "quaternion"), ("imu_acc", "accelerometer"))
+        for name, field in fields:
+            if name in self.sensor:
+                adr, dim = self.sensor[name]
+                setattr(imu, field, [float(x) for x in d.sensordata[adr : adr + dim]])
+        s.tick = tick_ms & 0xFFFFFFFF
+        self.writer.write(self._u.with_crc(s))
+        self.published += 1
+
+    def run(self, seconds: float = 0.0) -> None:
+        period = 1.0 / self.rate
+        t0 = time.monotonic()
+        k = 0
+        while not seconds or time.monotonic() - t0 < seconds:
+            newest = None
+            for c in self.reader.take(N=64):
+                if self._u.check_crc(c):
+                    newest = c
+                else:
+                    self.bad_crc += 1
+            if newest is not None:
+                self.commands += 1
+                self.apply(newest)
+            mujoco.mj_step(self.m, self.d)
+            mujoco.mj_forward(self.m, self.d)  # sensors at the new state, as the robot reads them
+            self.publish(int(k * period * 1000))
+            k += 1
+            sleep_until(t0 + k * period)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`simrl-robot-sim key=value ...`: robot, policy, network, domain, rate, seconds."""
+    args: dict[str, str] = {}
+    for a in sys.argv[1:] if argv is None else argv:
+        key, sep, value = a.partition("=")
+        if not sep or key not in ("robot", "policy", "network", "domain", "rate", "seconds"):
+            raise SystemExit(f"simrl-robot-sim: unknown argument '{a}'; use robot=<name or yaml> or "
+                             "policy=<policy.json>, network=<interface>, domain=N, rate=Hz, seconds=S")
+        args[key] = value
+    if "robot" not in args and "policy" not in args:
+        raise SystemExit("simrl-robot-sim: pass robot=<configs/robot name or yaml> or policy=<policy.json>")
+    try:
+        server = RobotServer(robot=args.get("robot"), policy=args.get("policy"), network=args.get("network"),
+                             domain=int(args.get("domain", 0)), rate=float(args.get("rate", 500)))
+    except (ValueError, KeyError) as e:
+        raise SystemExit(f"simrl-robot-sim: error: {e}") from None
+    print(f"simrl-robot-sim: {server.m.nu} motors, lowstate at {server.rate:g} Hz on domain "
+          f"{args.get('domain', 0)}, interface {args.get('network', 'any')}", flush=True)
+    try:
+        server.run(float(args.get("seconds", 0)))
+    except KeyboardInterrupt:
+        pass
+    print(f"simrl-robot-sim: {server.published} states published, {server.commands} commands applied, "
+          f"{server.bad_crc} dropped for a bad CRC", flush=True)
+
+
+if __name__ == "__main__":
+    main()
