@@ -127,6 +127,7 @@ class Controller:
         self.n = int(policy.meta["num_actions"])
         self.command = np.zeros(3) if command is None else np.asarray(command, dtype=np.float64)
         self.extra_readings: dict[str, np.ndarray] = {}  # e.g. a target pose, fed with the state
+        self.inputs: list[Any] = []  # operator inputs polled each cycle (simrl.deploy.commands)
         self.state = "passive"
         self.fault: str | None = None
         self.log = CycleLog()
@@ -178,6 +179,12 @@ class Controller:
         """One control cycle: read, check, decide, command, log."""
         t0 = time.perf_counter()
         now = self._now = self.robot.clock()
+        for source in self.inputs:
+            command, request = source.poll()
+            if command is not None:
+                self.command = np.asarray(command, dtype=np.float64)
+            if request is not None:
+                self.request(request)
         s = self.robot.latest()
         if s is not None and s.seq != self._last_seq:
             self._last_seq, self._last_new = s.seq, now

@@ -96,6 +96,7 @@ class UnitreeRobot:
         self.sent = 0
         self._state: RobotState | None = None
         self._machine = 0
+        self.remote: bytes | None = None
         deadline = time.monotonic() + wait_s
         while self.latest() is None and time.monotonic() < deadline:
             time.sleep(0.005)
@@ -120,6 +121,7 @@ class UnitreeRobot:
             newest = s
         if newest is not None:
             self.seq += 1
+            self.remote = bytes(bytearray(newest.wireless_remote))  # the robot's remote, as sent
             m = self.motor
             q = np.array([newest.motor_state[i].q for i in m])
             dq = np.array([newest.motor_state[i].dq for i in m])

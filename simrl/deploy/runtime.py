@@ -192,6 +192,20 @@ def observation(
     return np.clip(np.nan_to_num(obs, nan=0.0, posinf=clip, neginf=-clip), -clip, clip).astype(np.float32)
 
 
+def check_onnx_hash(path: Path, meta: dict[str, Any]) -> None:
+    """Refuse an ONNX file whose SHA-256 is not the one policy.json pinned at export (a corrupted
+    copy, or a file swapped or edited since): the robot must run what was verified."""
+    want = meta.get("onnx_sha256")
+    if want is None:
+        return  # exported before policy.json pinned it
+    import hashlib
+
+    got = hashlib.sha256(path.read_bytes()).hexdigest()
+    if got != want:
+        raise ValueError(f"'{path}' has SHA-256 {got[:16]}..., not the {want[:16]}... policy.json pinned at "
+                         "export: the file was corrupted or changed since; copy it again or re-export")
+
+
 class DeployPolicy:
     """An exported policy plus the metadata that turns raw readings into its observation."""
 
@@ -202,6 +216,7 @@ class DeployPolicy:
         if not self.path.is_file():
             raise FileNotFoundError(f"no exported policy at '{self.path}'")
         self.meta = load_metadata(self.path)
+        check_onnx_hash(self.path, self.meta)
         for term in self.meta["obs_terms"]:  # every term readable, before anything runs
             term_read(self.meta, term)
         self.session = ort.InferenceSession(str(self.path), providers=providers or ["CPUExecutionProvider"])

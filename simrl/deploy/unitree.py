@@ -301,7 +301,7 @@ else:
 
 _TYPE_NAMES = ("GoMotorCmd_", "GoBmsCmd_", "GoLowCmd_", "GoIMUState_", "GoMotorState_", "GoBmsState_",
                "GoLowState_", "HgMotorCmd_", "HgLowCmd_", "HgIMUState_", "HgMotorState_", "HgLowState_",
-               "HgBmsCmd_", "HgBmsState_")
+               "HgBmsCmd_", "HgBmsState_", "GoWirelessController_")
 
 if HAVE_CYCLONEDDS:
 
@@ -496,6 +496,16 @@ if HAVE_CYCLONEDDS:
         bmsstate: _t.array[_t.uint32, 5]
         reserve: _t.array[_t.uint32, 3]
 
+    @dataclass
+    @_annotate.final
+    @_annotate.autoid("sequential")
+    class GoWirelessController_(_idl.IdlStruct, typename="unitree_go.msg.dds_.WirelessController_"):
+        lx: _t.float32
+        ly: _t.float32
+        rx: _t.float32
+        ry: _t.float32
+        keys: _t.uint16
+
 else:
 
     def __getattr__(name: str) -> Any:
@@ -512,6 +522,13 @@ else:
 def _need_cyclonedds() -> None:
     if not HAVE_CYCLONEDDS:
         raise ImportError("the Unitree message types need cyclonedds: pip install 'simrl[deploy]'")
+
+
+def wireless_controller_type() -> type:
+    """unitree_go's WirelessController_ (topic rt/wirelesscontroller): sticks lx, ly, rx, ry and
+    the 16 button bits `keys`."""
+    _need_cyclonedds()
+    return GoWirelessController_
 
 
 def lowcmd_go() -> "GoLowCmd_":

@@ -160,7 +160,9 @@ def export_onnx(
     entry = model.metadata_props.add()
     entry.key, entry.value = "simrl", json.dumps(meta)
     onnx.save(model, str(onnx_path))
-    (out_dir / "policy.json").write_text(json.dumps(meta, indent=2))
+    # the sidecar also pins the ONNX file itself: the deploy runtime refuses a changed one
+    sidecar = {**meta, "onnx_sha256": sha256(onnx_path)}
+    (out_dir / "policy.json").write_text(json.dumps(sidecar, indent=2))
 
     # parity: onnxruntime vs the torch actor on observations the env produced
     from tensordict import TensorDict

@@ -73,3 +73,59 @@ def test_bad_input_is_one_line_and_no_command_is_sent(quad_export, tmp_path):
     with pytest.raises(ValueError, match="has no motor table"):
         motor_map(nomotors)
     assert motor_map(meta)[1].tolist() == list(range(12))
+
+
+def test_a_tampered_policy_onnx_is_refused(quad_export, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    _, report = quad_export
+    meta = json.loads(open(report["json"]).read())
+    assert len(meta["onnx_sha256"]) == 64
+    for name in ("policy.onnx", "policy.json"):
+        shutil.copy(Path(report["onnx"]).with_name(name), tmp_path / name)
+    DeployPolicy(tmp_path / "policy.onnx")  # an intact copy loads
+    data = bytearray((tmp_path / "policy.onnx").read_bytes())
+    data[-100] ^= 0xFF  # one flipped byte
+    (tmp_path / "policy.onnx").write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="not the .* policy.json pinned at export"):
+        DeployPolicy(tmp_path / "policy.onnx")
+
+
+def test_simrl_deploy_from_the_terminal_against_the_robot_server(server):
+    """The console app: passive, then `stand`, `policy` and a velocity typed on stdin."""
+    proc, domain, report = server
+    app = subprocess.Popen([sys.executable, "-m", "simrl.deploy.run", f"policy={report['onnx']}",
+                            "network=lo", f"domain={domain}", "seconds=3", "log=/dev/null"], cwd=ROOT,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    first = app.stdout.readline()  # after start-up (imports, DDS discovery): the loop starts passive
+    app.stdin.write("stand\n")
+    app.stdin.flush()
+    time.sleep(0.5)
+    app.stdin.write("policy\n0.5 0 0\n")
+    app.stdin.flush()
+    out, _ = app.communicate(timeout=60)
+    out = first + out
+    assert app.returncode == 0, out
+    assert "passive now" in out and "passive -> stand" in out and "stand -> policy" in out, out
+    assert "simrl deploy: cycles" in out  # the summary at exit
+
+
+def test_the_wireless_remote_bytes_as_unitree_lays_them_out():
+    import struct
+
+    from simrl.deploy.commands import _Edges, parse_line, parse_remote, sticks_to_command
+
+    data = bytearray(40)
+    data[2], data[3] = 0b0000_0100, 0b0000_0001  # Start (byte 2 bit 2) and A (byte 3 bit 0)
+    for off, v in ((4, -0.5), (8, 0.25), (12, 0.1), (20, 1.0)):  # lx, rx, ry, ly
+        struct.pack_into("<f", data, off, v)
+    sticks, pressed = parse_remote(data)
+    assert sticks == pytest.approx({"lx": -0.5, "rx": 0.25, "ry": 0.1, "ly": 1.0})
+    assert pressed == {"Start", "A"}
+    assert sticks_to_command(sticks, (1.0, 0.5, 1.0)).tolist() == pytest.approx([1.0, 0.25, -0.25])
+    edges = _Edges()
+    assert edges({"Start"}) == "stand" and edges({"Start"}) is None  # on the press, not the hold
+    assert edges({"Start", "A"}) == "policy" and edges({"Select"}) == "damping"
+    assert parse_line("0.5 0 0.2")[0].tolist() == [0.5, 0.0, 0.2] and parse_line("damp") == (None, "damping")
+    assert parse_line("go fast") == (None, None)
