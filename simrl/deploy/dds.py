@@ -96,6 +96,7 @@ class UnitreeRobot:
         self.sent = 0
         self._state: RobotState | None = None
         self._machine = 0
+        self._tick = 0
         self.remote: bytes | None = None
         deadline = time.monotonic() + wait_s
         while self.latest() is None and time.monotonic() < deadline:
@@ -115,6 +116,8 @@ class UnitreeRobot:
     def latest(self) -> RobotState | None:
         newest = None
         for s in self.reader.take(N=64):
+            if not hasattr(s, "crc"):  # an InvalidSample: the robot's writer left
+                continue
             if not self._u.check_crc(s):
                 self.bad_crc += 1
                 continue
@@ -126,6 +129,7 @@ class UnitreeRobot:
             q = np.array([newest.motor_state[i].q for i in m])
             dq = np.array([newest.motor_state[i].dq for i in m])
             imu = newest.imu_state
+            self._tick = int(newest.tick)
             if self.layout == "unitree_hg":
                 self._machine = newest.mode_machine  # echoed in every LowCmd, as the SDK does
             self._state = RobotState(stamp=time.monotonic(), seq=self.seq, readings={
@@ -138,8 +142,13 @@ class UnitreeRobot:
         for motor, q, kp, kd in zip(self.motor, cmd.q, cmd.kp, cmd.kd, strict=True):
             mc = c.motor_cmd[int(motor)]
             mc.mode, mc.q, mc.dq, mc.tau, mc.kp, mc.kd = 1, float(q), 0.0, 0.0, float(kp), float(kd)
+        # the tick of the state this command answers, in a field the robot ignores (reserve):
+        # simrl-robot-sim measures state-to-command latency from it
         if self.layout == "unitree_hg":
             c.mode_machine = self._machine
+            c.reserve[0] = self._tick
+        else:
+            c.reserve = self._tick
         self.writer.write(self._u.with_crc(c))
         self.sent += 1
 

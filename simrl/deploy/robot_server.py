@@ -70,6 +70,8 @@ class RobotServer:
         self.writer = DataWriter(self.dp, Topic(self.dp, unitree.TOPIC_LOWSTATE, type(self.state)))
         self.reader = DataReader(self.dp, Topic(self.dp, unitree.TOPIC_LOWCMD, cmd_type))
         self.commands = self.bad_crc = self.published = 0
+        self._sent_at: dict[int, float] = {}  # tick -> when its state was published
+        self.latency: list[float] = []  # state published -> the command answering it received
         self._passive()
 
     def _has_sensor(self, name: str) -> bool:
@@ -116,8 +118,14 @@ class RobotServer:
         while not seconds or time.monotonic() - t0 < seconds:
             newest = None
             for c in self.reader.take(N=64):
+                if not hasattr(c, "crc"):  # an InvalidSample: a writer left (the controller exited)
+                    continue
                 if self._u.check_crc(c):
                     newest = c
+                    tick = int(c.reserve if self.go else c.reserve[0])  # simrl-deploy echoes it
+                    sent = self._sent_at.pop(tick, None)
+                    if sent is not None:
+                        self.latency.append(time.monotonic() - sent)
                 else:
                     self.bad_crc += 1
             if newest is not None:
@@ -125,7 +133,11 @@ class RobotServer:
                 self.apply(newest)
             mujoco.mj_step(self.m, self.d)
             mujoco.mj_forward(self.m, self.d)  # sensors at the new state, as the robot reads them
-            self.publish(int(k * period * 1000))
+            tick = int(k * period * 1000)
+            self.publish(tick)
+            self._sent_at[tick] = time.monotonic()
+            if len(self._sent_at) > 1000:  # ticks no command answered
+                self._sent_at.pop(next(iter(self._sent_at)))
             k += 1
             sleep_until(t0 + k * period)
 
@@ -152,8 +164,14 @@ def main(argv: list[str] | None = None) -> None:
         server.run(float(args.get("seconds", 0)))
     except KeyboardInterrupt:
         pass
+    lat = np.array(server.latency) * 1e3
+    timing = ""
+    if lat.size:
+        p50, p99 = np.percentile(lat, [50, 99])
+        timing = (f"; state-to-command latency p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {lat.max():.2f} ms "
+                  f"over {lat.size} commands")
     print(f"simrl-robot-sim: {server.published} states published, {server.commands} commands applied, "
-          f"{server.bad_crc} dropped for a bad CRC", flush=True)
+          f"{server.bad_crc} dropped for a bad CRC{timing}", flush=True)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,9 @@ def test_simrl_deploy_from_the_terminal_against_the_robot_server(server):
     assert app.returncode == 0, out
     assert "passive now" in out and "passive -> stand" in out and "stand -> policy" in out, out
     assert "simrl deploy: cycles" in out  # the summary at exit
+    proc.send_signal(signal.SIGINT)
+    server_out, _ = proc.communicate(timeout=20)
+    assert "dropped for a bad CRC; state-to-command latency p50" in server_out, server_out
 
 
 def test_the_wireless_remote_bytes_as_unitree_lays_them_out():
