@@ -73,6 +73,11 @@ def test_bad_input_is_one_line_and_no_command_is_sent(quad_export, tmp_path):
     with pytest.raises(ValueError, match="has no motor table"):
         motor_map(nomotors)
     assert motor_map(meta)[1].tolist() == list(range(12))
+    needs_more = json.loads(json.dumps(meta))  # a policy that observes a base velocity estimate
+    needs_more["obs_terms"].append({**needs_more["obs_terms"][0], "name": "base_lin_vel",
+                                    "read": {"reading": "base_lin_vel"}})
+    with pytest.raises(ValueError, match=r"observes \['base_lin_vel'\], which a Unitree LowState_ does not"):
+        UnitreeRobot(needs_more, network="lo", domain=202)
 
 
 def test_a_tampered_policy_onnx_is_refused(quad_export, tmp_path):
