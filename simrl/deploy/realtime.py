@@ -1,16 +1,9 @@
 """Wall-clock pieces of the deploy loop: a precise sleep, and a robot that replays recorded
-states in real time (to time the controller and policy on the target computer, no robot needed).
-
-    python -m simrl.deploy.realtime policy.onnx --cycles 10000
-
-records 200 states of the policy walking in MuJoCo, replays them at the control rate for
-`--cycles` cycles with the controller in its policy state, and prints the loop's period p50 /
-p99 / max, compute p50 / p99 and overruns.
-"""
+states in real time (to time the controller and policy on the target computer, no robot needed:
+`python -m simrl.rehearse.loop_timing`)."""
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -52,53 +45,3 @@ class ReplayRobot:
 
     def close(self) -> None:
         pass
-
-
-def record_states(policy, seconds: float = 4.0, command=(0.5, 0.0, 0.0)) -> list[dict[str, np.ndarray]]:
-    """The readings of `seconds` of the policy driving its MuJoCo robot (controller, sim clock)."""
-    from simrl.deploy.controller import Controller, limits_from_meta
-    from simrl.deploy.mujoco_robot import MujocoRobot
-
-    robot = MujocoRobot(policy.meta)
-    ctl = Controller(policy, robot, limits_from_meta(policy.meta, stand_s=0.2), command=np.asarray(command))
-    ctl.request("stand")
-    ctl.run(cycles=1)
-    ctl.request("policy")
-    states = []
-    for _ in range(int(seconds / ctl.period)):
-        ctl.run(cycles=1)
-        states.append(robot.latest().readings)
-    return states
-
-
-def main() -> None:
-    from simrl.deploy import DeployPolicy
-    from simrl.deploy.controller import Controller, limits_from_meta
-
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("policy")
-    ap.add_argument("--cycles", type=int, default=10000)
-    a = ap.parse_args()
-    policy = DeployPolicy(a.policy)
-    states = record_states(policy)
-    robot = ReplayRobot(states, float(policy.meta["control_dt"]))
-    # the recorded states pass the checks; a replay's stand is instant (its pose is the recording's)
-    ctl = Controller(policy, robot, limits_from_meta(policy.meta, stand_s=0.0), command=np.array([0.5, 0, 0]))
-    ctl.request("stand")
-    ctl.run(cycles=1)
-    ctl.request("policy")
-    ctl.run(cycles=2)
-    ctl.log.rows.clear()
-    ctl.cycles = ctl.overruns = 0
-    ctl._t_prev = None
-    ctl.run(cycles=a.cycles)
-    s = ctl.summary()
-    print(f"simrl deploy loop: {a.cycles} cycles at {1 / ctl.period:.0f} Hz, state {s['state']} "
-          f"(fault: {s['fault']}): period p50 {s['period_p50_ms']} ms, p99 {s['period_p99_ms']} ms, "
-          f"max {s['period_max_ms']} ms; compute p50 {s['compute_p50_ms']} ms, p99 {s['compute_p99_ms']} ms; "
-          f"overruns {s['overruns']}")
-    print(f"rerun: python -m simrl.deploy.realtime {a.policy} --cycles {a.cycles}")
-
-
-if __name__ == "__main__":
-    main()

@@ -9,7 +9,7 @@ import pytest
 
 from simrl.deploy import DeployPolicy
 from simrl.deploy.controller import Controller, limits_from_meta
-from simrl.deploy.mujoco_robot import MujocoRobot
+from simrl.rehearse.mujoco_robot import MujocoRobot
 
 
 def _setup(quad_export, **limits):

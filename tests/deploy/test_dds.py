@@ -26,7 +26,7 @@ def server(quad_export):
     """simrl-robot-sim for the exported quadruped on loopback, on a domain of its own."""
     _, report = quad_export
     domain = random.randint(100, 200)
-    proc = subprocess.Popen([sys.executable, "-m", "simrl.deploy.robot_server", f"policy={report['json']}",
+    proc = subprocess.Popen([sys.executable, "-m", "simrl.rehearse.robot_server", f"policy={report['json']}",
                              "network=lo", f"domain={domain}", "seconds=60"], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     yield proc, domain, report
