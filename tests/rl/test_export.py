@@ -16,7 +16,7 @@ from omegaconf import OmegaConf
 
 from simrl import CONFIGS
 from simrl.rl.app import export, train
-from simrl.rl.export import ExportError
+from simrl.rl.export import ExportError, sha256
 from simrl.rl.runner import CheckpointError
 
 
@@ -32,7 +32,9 @@ def test_onnx_has_dynamic_batch_and_metadata(quad_export):
     assert inp.name == "obs" and out.name == "actions"
     assert inp.type.tensor_type.shape.dim[0].dim_param  # symbolic batch axis
     meta = json.loads({p.key: p.value for p in model.metadata_props}["simrl"])
-    assert meta == json.loads((run_dir / "export" / "policy.json").read_text())
+    sidecar = json.loads((run_dir / "export" / "policy.json").read_text())
+    onnx_sha256 = sidecar.pop("onnx_sha256")  # the sidecar pins the file that holds the rest
+    assert meta == sidecar and onnx_sha256 == sha256(run_dir / "export" / "policy.onnx")
     assert meta["task"] == "quadruped" and meta["obs_dim"] == 45 and meta["num_actions"] == 12
     assert [t["name"] for t in meta["obs_terms"]][:3] == ["base_ang_vel", "projected_gravity", "command"]
     assert meta["action"]["joint_names"][:3] == ["FR_hip_joint", "FR_thigh_joint", "FR_calf_joint"]
