@@ -49,10 +49,15 @@ def test_stand_and_policy_over_dds_then_a_dead_server_means_damping(server):
     q = robot.latest().readings["joint_pos"]
     assert np.isfinite(q).all()
     os.kill(proc.pid, signal.SIGKILL)  # the robot's side dies mid-episode
-    t_kill = time.monotonic()
     ctl.run(seconds=0.2)
-    (t_damp, _, to, why), = [t for t in ctl.transitions if t[2] == "damping"]
-    assert "no new state" in why and t_damp - t_kill <= 3 * ctl.period + 0.01
+    (_, _, _, why), = [t for t in ctl.transitions if t[2] == "damping"]
+    assert "no new state" in why
+    # counted in control cycles (a loaded machine delays cycles, not the rule): the first cycle
+    # in damping is at most 3 after the last one that saw a new state
+    rows = ctl.log.rows
+    first_damping = next(i for i, r in enumerate(rows) if r[3] == "damping")
+    last_new = max(i for i in range(1, first_damping) if rows[i][5] != rows[i - 1][5])
+    assert first_damping - last_new <= 3
 
 
 def test_bad_input_is_one_line_and_no_command_is_sent(quad_export, tmp_path):
