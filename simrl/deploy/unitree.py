@@ -26,6 +26,7 @@ cyclonedds (the `deploy` extra).
 """
 
 import struct
+import types
 import zlib
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -303,208 +304,39 @@ _TYPE_NAMES = ("GoMotorCmd_", "GoBmsCmd_", "GoLowCmd_", "GoIMUState_", "GoMotorS
                "GoLowState_", "HgMotorCmd_", "HgLowCmd_", "HgIMUState_", "HgMotorState_", "HgLowState_",
                "HgBmsCmd_", "HgBmsState_", "GoWirelessController_")
 
+_FORMAT_TYPES = {"B": "uint8", "H": "uint16", "h": "int16", "I": "uint32", "i": "int32", "f": "float32"}
+_GO_WIRELESS = _go("WirelessController_", ("lx", "f", 0), ("ly", "f", 0), ("rx", "f", 0), ("ry", "f", 0),
+                   ("keys", "H", 0))
+_DDS_SPECS = (_GO_MOTOR_CMD, _GO_BMS_CMD, _GO_LOWCMD, _GO_IMU, _GO_MOTOR_STATE, _GO_BMS_STATE, _GO_LOWSTATE,
+              _HG_MOTOR_CMD, _HG_LOWCMD, _HG_IMU, _HG_MOTOR_STATE, _HG_LOWSTATE, _HG_BMS_CMD, _HG_BMS_STATE,
+              _GO_WIRELESS)  # parts before the structs that hold them
+
+
+def _py_name(spec: _Spec) -> str:
+    layout, name = spec.typename.split(".")[0], spec.typename.rsplit(".", 1)[1]
+    return ("Go" if layout == "unitree_go" else "Hg") + name
+
+
 if HAVE_CYCLONEDDS:
 
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class GoMotorCmd_(_idl.IdlStruct, typename="unitree_go.msg.dds_.MotorCmd_"):
-        mode: _t.uint8
-        q: _t.float32
-        dq: _t.float32
-        tau: _t.float32
-        kp: _t.float32
-        kd: _t.float32
-        reserve: _t.array[_t.uint32, 3]
+    def _idl_struct(spec: _Spec, made: dict[str, type]) -> type:
+        """The IdlStruct of `spec`, made from the same table the packing reads (one description
+        of each struct): its fields in order, final, sequential member ids, as the SDK's."""
+        fields = {}
+        for name, kind, count in spec.fields:
+            t = made[kind.typename] if isinstance(kind, _Spec) else getattr(_t, _FORMAT_TYPES[kind])
+            fields[name] = _t.array[t, count] if count else t
+        name = _py_name(spec)
 
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class GoBmsCmd_(_idl.IdlStruct, typename="unitree_go.msg.dds_.BmsCmd_"):
-        off: _t.uint8
-        reserve: _t.array[_t.uint8, 3]
+        def body(ns: dict) -> None:
+            ns.update(__annotations__=fields, __module__=__name__, __qualname__=name)
 
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class GoLowCmd_(_idl.IdlStruct, typename="unitree_go.msg.dds_.LowCmd_"):
-        head: _t.array[_t.uint8, 2]
-        level_flag: _t.uint8
-        frame_reserve: _t.uint8
-        sn: _t.array[_t.uint32, 2]
-        version: _t.array[_t.uint32, 2]
-        bandwidth: _t.uint16
-        motor_cmd: _t.array[GoMotorCmd_, 20]
-        bms_cmd: GoBmsCmd_
-        wireless_remote: _t.array[_t.uint8, 40]
-        led: _t.array[_t.uint8, 12]
-        fan: _t.array[_t.uint8, 2]
-        gpio: _t.uint8
-        reserve: _t.uint32
-        crc: _t.uint32
+        cls = types.new_class(name, (_idl.IdlStruct,), {"typename": spec.typename}, body)
+        return dataclass(_annotate.final(_annotate.autoid("sequential")(cls)))
 
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class GoIMUState_(_idl.IdlStruct, typename="unitree_go.msg.dds_.IMUState_"):
-        quaternion: _t.array[_t.float32, 4]
-        gyroscope: _t.array[_t.float32, 3]
-        accelerometer: _t.array[_t.float32, 3]
-        rpy: _t.array[_t.float32, 3]
-        temperature: _t.uint8
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class GoMotorState_(_idl.IdlStruct, typename="unitree_go.msg.dds_.MotorState_"):
-        mode: _t.uint8
-        q: _t.float32
-        dq: _t.float32
-        ddq: _t.float32
-        tau_est: _t.float32
-        q_raw: _t.float32
-        dq_raw: _t.float32
-        ddq_raw: _t.float32
-        temperature: _t.uint8
-        lost: _t.uint32
-        reserve: _t.array[_t.uint32, 2]
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class GoBmsState_(_idl.IdlStruct, typename="unitree_go.msg.dds_.BmsState_"):
-        version_high: _t.uint8
-        version_low: _t.uint8
-        status: _t.uint8
-        soc: _t.uint8
-        current: _t.int32
-        cycle: _t.uint16
-        bq_ntc: _t.array[_t.uint8, 2]
-        mcu_ntc: _t.array[_t.uint8, 2]
-        cell_vol: _t.array[_t.uint16, 15]
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class GoLowState_(_idl.IdlStruct, typename="unitree_go.msg.dds_.LowState_"):
-        head: _t.array[_t.uint8, 2]
-        level_flag: _t.uint8
-        frame_reserve: _t.uint8
-        sn: _t.array[_t.uint32, 2]
-        version: _t.array[_t.uint32, 2]
-        bandwidth: _t.uint16
-        imu_state: GoIMUState_
-        motor_state: _t.array[GoMotorState_, 20]
-        bms_state: GoBmsState_
-        foot_force: _t.array[_t.int16, 4]
-        foot_force_est: _t.array[_t.int16, 4]
-        tick: _t.uint32
-        wireless_remote: _t.array[_t.uint8, 40]
-        bit_flag: _t.uint8
-        adc_reel: _t.float32
-        temperature_ntc1: _t.uint8
-        temperature_ntc2: _t.uint8
-        power_v: _t.float32
-        power_a: _t.float32
-        fan_frequency: _t.array[_t.uint16, 4]
-        reserve: _t.uint32
-        crc: _t.uint32
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class HgMotorCmd_(_idl.IdlStruct, typename="unitree_hg.msg.dds_.MotorCmd_"):
-        mode: _t.uint8
-        q: _t.float32
-        dq: _t.float32
-        tau: _t.float32
-        kp: _t.float32
-        kd: _t.float32
-        reserve: _t.uint32
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class HgLowCmd_(_idl.IdlStruct, typename="unitree_hg.msg.dds_.LowCmd_"):
-        mode_pr: _t.uint8
-        mode_machine: _t.uint8
-        motor_cmd: _t.array[HgMotorCmd_, 35]
-        reserve: _t.array[_t.uint32, 4]
-        crc: _t.uint32
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class HgIMUState_(_idl.IdlStruct, typename="unitree_hg.msg.dds_.IMUState_"):
-        quaternion: _t.array[_t.float32, 4]
-        gyroscope: _t.array[_t.float32, 3]
-        accelerometer: _t.array[_t.float32, 3]
-        rpy: _t.array[_t.float32, 3]
-        temperature: _t.int16
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class HgMotorState_(_idl.IdlStruct, typename="unitree_hg.msg.dds_.MotorState_"):
-        mode: _t.uint8
-        q: _t.float32
-        dq: _t.float32
-        ddq: _t.float32
-        tau_est: _t.float32
-        temperature: _t.array[_t.int16, 2]
-        vol: _t.float32
-        sensor: _t.array[_t.uint32, 2]
-        motorstate: _t.uint32
-        reserve: _t.array[_t.uint32, 4]
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class HgLowState_(_idl.IdlStruct, typename="unitree_hg.msg.dds_.LowState_"):
-        version: _t.array[_t.uint32, 2]
-        mode_pr: _t.uint8
-        mode_machine: _t.uint8
-        tick: _t.uint32
-        imu_state: HgIMUState_
-        motor_state: _t.array[HgMotorState_, 35]
-        wireless_remote: _t.array[_t.uint8, 40]
-        reserve: _t.array[_t.uint32, 4]
-        crc: _t.uint32
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class HgBmsCmd_(_idl.IdlStruct, typename="unitree_hg.msg.dds_.BmsCmd_"):
-        cmd: _t.uint8
-        reserve: _t.array[_t.uint8, 40]
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class HgBmsState_(_idl.IdlStruct, typename="unitree_hg.msg.dds_.BmsState_"):
-        version_high: _t.uint8
-        version_low: _t.uint8
-        fn: _t.uint8
-        cell_vol: _t.array[_t.uint16, 40]
-        bmsvoltage: _t.array[_t.uint32, 3]
-        current: _t.int32
-        soc: _t.uint8
-        soh: _t.uint8
-        temperature: _t.array[_t.int16, 12]
-        cycle: _t.uint16
-        manufacturer_date: _t.uint16
-        bmsstate: _t.array[_t.uint32, 5]
-        reserve: _t.array[_t.uint32, 3]
-
-    @dataclass
-    @_annotate.final
-    @_annotate.autoid("sequential")
-    class GoWirelessController_(_idl.IdlStruct, typename="unitree_go.msg.dds_.WirelessController_"):
-        lx: _t.float32
-        ly: _t.float32
-        rx: _t.float32
-        ry: _t.float32
-        keys: _t.uint16
+    _MADE: dict[str, type] = {}
+    for _spec in _DDS_SPECS:
+        _MADE[_spec.typename] = globals()[_py_name(_spec)] = _idl_struct(_spec, _MADE)
 
 else:
 
@@ -524,43 +356,41 @@ def _need_cyclonedds() -> None:
         raise ImportError("the Unitree message types need cyclonedds: pip install 'simrl[deploy]'")
 
 
+def _zero(spec: _Spec) -> Any:
+    """An instance of `spec`'s type with every field zero (the SDK's defaults, idl/default.py)."""
+    def one(kind: "str | _Spec") -> Any:
+        return _zero(kind) if isinstance(kind, _Spec) else (0.0 if kind == "f" else 0)
+
+    args = [[one(kind) for _ in range(count)] if count else one(kind) for _, kind, count in spec.fields]
+    return _MADE[spec.typename](*args)
+
+
 def wireless_controller_type() -> type:
     """unitree_go's WirelessController_ (topic rt/wirelesscontroller): sticks lx, ly, rx, ry and
     the 16 button bits `keys`."""
     _need_cyclonedds()
-    return GoWirelessController_
+    return _MADE[_GO_WIRELESS.typename]
 
 
-def lowcmd_go() -> "GoLowCmd_":
+def lowcmd_go() -> Any:
     """A unitree_go LowCmd_ (Go2, B2, H1), all zero as the SDK's default."""
     _need_cyclonedds()
-    return GoLowCmd_([0, 0], 0, 0, [0, 0], [0, 0], 0,
-                     [GoMotorCmd_(0, 0.0, 0.0, 0.0, 0.0, 0.0, [0, 0, 0]) for _ in range(20)],
-                     GoBmsCmd_(0, [0, 0, 0]), [0] * 40, [0] * 12, [0, 0], 0, 0, 0)
+    return _zero(_GO_LOWCMD)
 
 
-def lowstate_go() -> "GoLowState_":
+def lowstate_go() -> Any:
     """A unitree_go LowState_, all zero as the SDK's default."""
     _need_cyclonedds()
-    return GoLowState_(
-        [0, 0], 0, 0, [0, 0], [0, 0], 0,
-        GoIMUState_([0.0] * 4, [0.0] * 3, [0.0] * 3, [0.0] * 3, 0),
-        [GoMotorState_(0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0, 0, [0, 0]) for _ in range(20)],
-        GoBmsState_(0, 0, 0, 0, 0, 0, [0, 0], [0, 0], [0] * 15),
-        [0] * 4, [0] * 4, 0, [0] * 40, 0, 0.0, 0, 0, 0.0, 0.0, [0] * 4, 0, 0)
+    return _zero(_GO_LOWSTATE)
 
 
-def lowcmd_hg() -> "HgLowCmd_":
+def lowcmd_hg() -> Any:
     """A unitree_hg LowCmd_ (G1, H1-2), all zero as the SDK's default."""
     _need_cyclonedds()
-    return HgLowCmd_(0, 0, [HgMotorCmd_(0, 0.0, 0.0, 0.0, 0.0, 0.0, 0) for _ in range(35)], [0] * 4, 0)
+    return _zero(_HG_LOWCMD)
 
 
-def lowstate_hg() -> "HgLowState_":
+def lowstate_hg() -> Any:
     """A unitree_hg LowState_, all zero as the SDK's default."""
     _need_cyclonedds()
-    return HgLowState_(
-        [0, 0], 0, 0, 0,
-        HgIMUState_([0.0] * 4, [0.0] * 3, [0.0] * 3, [0.0] * 3, 0),
-        [HgMotorState_(0, 0.0, 0.0, 0.0, 0.0, [0, 0], 0.0, [0, 0], 0, [0] * 4) for _ in range(35)],
-        [0] * 40, [0] * 4, 0)
+    return _zero(_HG_LOWSTATE)
