@@ -47,9 +47,7 @@ def main() -> int:
     ap.add_argument("--out", default="runs/chaos")
     a = ap.parse_args()
 
-    import torch
-
-    from simrl.rl.runner import load_checkpoint
+    from simrl.rl.runner import learner_differences, load_checkpoint
 
     out = Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -124,11 +122,7 @@ def main() -> int:
                         f"({len(its)} rows, {len(set(its))} distinct)")
     ref = load_checkpoint(straight / f"model_{a.iterations}.pt")
     got = load_checkpoint(chaos / f"model_{a.iterations}.pt")
-    differ = [f"{k}.{n}" for k in ("actor_state_dict", "critic_state_dict")
-              for n in ref[k] if not torch.equal(ref[k][n], got[k][n])]
-    for i, (x, y) in enumerate(zip(ref["optimizer_state_dict"]["state"].values(),
-                                   got["optimizer_state_dict"]["state"].values(), strict=True)):
-        differ += [f"adam{i}.{n}" for n in x if not torch.equal(torch.as_tensor(x[n]), torch.as_tensor(y[n]))]
+    differ = learner_differences(ref, got)
     if differ:
         failures.append(f"final weights differ from the straight run in {differ[:5]}")
     mid_write = sum(1 for e in log if e[5])

@@ -33,16 +33,10 @@ def metrics(run_dir: Path) -> list[dict]:
 
 
 def differences(a_dir: Path, b_dir: Path, it: int, rows_b: list[dict] | None = None) -> list[str]:
-    import torch
+    from simrl.rl.runner import learner_differences, load_checkpoint
 
-    from simrl.rl.runner import load_checkpoint
-
-    a, b = load_checkpoint(a_dir / f"model_{it}.pt"), load_checkpoint(b_dir / f"model_{it}.pt")
-    out = [f"{k}.{n}" for k in ("actor_state_dict", "critic_state_dict")
-           for n in a[k] if not torch.equal(a[k][n], b[k][n])]
-    for i, (x, y) in enumerate(zip(a["optimizer_state_dict"]["state"].values(),
-                                   b["optimizer_state_dict"]["state"].values(), strict=True)):
-        out += [f"adam{i}.{n}" for n in x if not torch.equal(torch.as_tensor(x[n]), torch.as_tensor(y[n]))]
+    a, b = (load_checkpoint(d / f"model_{it}.pt") for d in (a_dir, b_dir))
+    out = learner_differences(a, b)
     ra, rb = metrics(a_dir), rows_b if rows_b is not None else metrics(b_dir)
     if ra != rb:
         bad = next((i for i, (x, y) in enumerate(zip(ra, rb, strict=False)) if x != y), min(len(ra), len(rb)))

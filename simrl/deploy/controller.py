@@ -140,7 +140,6 @@ class Controller:
         self._last_new = None  # clock time the newest state arrived
         self._streak = 0
         self._t_prev: float | None = None
-        self._now = 0.0
         self.overruns = 0
         self.cycles = 0
         self.transitions: list[tuple[float, str, str, str | None]] = []  # (t, from, to, why)
@@ -178,7 +177,7 @@ class Controller:
     def cycle(self) -> JointCommand:
         """One control cycle: read, check, decide, command, log."""
         t0 = time.perf_counter()
-        now = self._now = self.robot.clock()
+        now = self.robot.clock()
         for source in self.inputs:
             command, request = source.poll()
             if command is not None:
@@ -214,6 +213,12 @@ class Controller:
         self.log.rows.append((f"{now:.6f}", f"{period:.6f}", f"{compute:.6f}", self.state,
                               self.fault or "", s.seq if s else -1, cmd.q))
         return cmd
+
+    def clear_log(self) -> None:
+        """Forget the cycles so far (the log, counts, overruns): timing starts over from here."""
+        self.log.rows.clear()
+        self.cycles = self.overruns = self._streak = 0
+        self._t_prev = None
 
     def close(self) -> dict[str, float]:
         """Command damping, write the log, and return (and print) the summary."""

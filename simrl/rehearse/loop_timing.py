@@ -50,9 +50,7 @@ def main() -> None:
     ctl.run(cycles=1)
     ctl.request("policy")
     ctl.run(cycles=2)
-    ctl.log.rows.clear()
-    ctl.cycles = ctl.overruns = 0
-    ctl._t_prev = None
+    ctl.clear_log()
     ctl.run(cycles=a.cycles)
     s = ctl.summary()
     print(f"simrl deploy loop: {a.cycles} cycles at {1 / ctl.period:.0f} Hz, state {s['state']} "

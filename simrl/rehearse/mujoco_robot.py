@@ -17,6 +17,16 @@ import numpy as np
 from simrl.deploy.controller import JointCommand, RobotState
 
 
+def set_motor_pd(m: mujoco.MjModel, d: mujoco.MjData, actuators: np.ndarray, q, kp, kd) -> None:
+    """Make each of `actuators` (position actuators) a motor driver's PD: torque kp (q - qpos)
+    - kd qvel, as a robot's joint servo applies a low-level command."""
+    kp = np.asarray(kp, dtype=np.float64)
+    m.actuator_gainprm[actuators, 0] = kp
+    m.actuator_biasprm[actuators, 1] = -kp
+    m.actuator_biasprm[actuators, 2] = -np.asarray(kd, dtype=np.float64)
+    d.ctrl[actuators] = q
+
+
 class MujocoRobot:
     def __init__(self, meta: dict[str, Any], keyframe: bool = True, seed: int = 0):
         from simrl.rl.sim2sim import Readings, scene_model
@@ -56,11 +66,7 @@ class MujocoRobot:
         return self._state
 
     def send(self, cmd: JointCommand) -> None:
-        m, a = self.m, self.act
-        m.actuator_gainprm[a, 0] = cmd.kp
-        m.actuator_biasprm[a, 1] = -np.asarray(cmd.kp)
-        m.actuator_biasprm[a, 2] = -np.asarray(cmd.kd)
-        self.d.ctrl[a] = np.nan_to_num(cmd.q)
+        set_motor_pd(self.m, self.d, self.act, np.nan_to_num(cmd.q), cmd.kp, cmd.kd)
         self.sent.append((float(self.d.time), cmd))
 
     def close(self) -> None:

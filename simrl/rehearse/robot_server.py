@@ -22,6 +22,7 @@ import mujoco
 import numpy as np
 
 from simrl.deploy.realtime import sleep_until
+from simrl.rehearse.mujoco_robot import set_motor_pd
 
 
 class RobotServer:
@@ -78,22 +79,14 @@ class RobotServer:
         return mujoco.mj_name2id(self.m, mujoco.mjtObj.mjOBJ_SENSOR, name) >= 0
 
     def _passive(self) -> None:
-        m, a = self.m, self.act
-        m.actuator_gainprm[a, 0] = 0.0
-        m.actuator_biasprm[a, 1] = 0.0
-        m.actuator_biasprm[a, 2] = 0.0
+        set_motor_pd(self.m, self.d, self.act, self.d.ctrl[self.act], 0.0, 0.0)
 
     def apply(self, cmd: Any) -> None:
         """A LowCmd_ through the motors' PD: target q, kp, kd per motor (mode 0: no torque)."""
-        m, a = self.m, self.act
-        mc = [cmd.motor_cmd[i] for i in range(len(a))]
+        mc = [cmd.motor_cmd[i] for i in range(len(self.act))]
         on = np.array([c.mode != 0 for c in mc])
-        kp = np.where(on, [c.kp for c in mc], 0.0)
-        kd = np.where(on, [c.kd for c in mc], 0.0)
-        m.actuator_gainprm[a, 0] = kp
-        m.actuator_biasprm[a, 1] = -kp
-        m.actuator_biasprm[a, 2] = -kd
-        self.d.ctrl[a] = np.where(on, [c.q for c in mc], 0.0)
+        set_motor_pd(self.m, self.d, self.act, np.where(on, [c.q for c in mc], 0.0),
+                     np.where(on, [c.kp for c in mc], 0.0), np.where(on, [c.kd for c in mc], 0.0))
 
     def publish(self, tick_ms: int) -> None:
         s, d = self.state, self.d

@@ -22,7 +22,15 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from simrl.config import register_configs
 from simrl.errors import ConfigError, MissingFileError, UnknownNameError
 from simrl.registry import make
-from simrl.rl.runner import CheckpointError, Trainer, dist_info, latest_checkpoint, load_checkpoint
+from simrl.rl.runner import (
+    CheckpointError,
+    Trainer,
+    checkpoints,
+    dist_info,
+    latest_checkpoint,
+    load_checkpoint,
+    truncate_csv,
+)
 from simrl.sim import resolve_device
 from simrl.terrain import override_terrain
 
@@ -175,7 +183,7 @@ def _resume(cfg: DictConfig, trainer: Trainer, run_dir: Path, iterations: int,
     that continues in its own dir drops the rows and TensorBoard events past its checkpoint, so
     no iteration is lost or logged twice.
     """
-    own = sorted(run_dir.glob("model_*.pt"), key=_iteration_of) if run_dir.is_dir() else []
+    own = checkpoints(run_dir)
     auto = not cfg.resume and bool(own)
     if not cfg.resume and not own:
         _write_run_json(run_dir, 0, iterations, rank)
@@ -209,16 +217,12 @@ def _resume(cfg: DictConfig, trainer: Trainer, run_dir: Path, iterations: int,
     if same_dir and rank == 0:
         for tmp in run_dir.glob("*.tmp"):  # a write the stopped run never finished
             tmp.unlink()
-        _truncate_metrics(run_dir / "metrics.csv", done)
+        truncate_csv(run_dir / "metrics.csv", done)
         trainer.purge_step = done + 1
     if auto and iterations == 0:
         print(f"simrl: that run is complete; pass resume={run_dir} max_iterations=N to train N more")
         return None
     return iterations
-
-
-def _iteration_of(path: Path) -> int:
-    return int(path.stem.split("_")[-1]) if path.stem.split("_")[-1].isdigit() else -1
 
 
 def _read_run_json(run_dir: Path) -> dict:
@@ -234,25 +238,6 @@ def _write_run_json(run_dir: Path, start: int, iterations: int, rank: int) -> No
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "run.json").write_text(json.dumps(
             {"start_iteration": start, "target_iteration": start + iterations}))
-
-
-def _truncate_metrics(path: Path, last: int) -> None:
-    """Keep metrics.csv's rows up to iteration `last` (and drop a torn last line), atomically."""
-    import csv
-
-    if not path.is_file():
-        return
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        fields = reader.fieldnames or []
-        rows = [r for r in reader if None not in r.values() and None not in r
-                and r.get("iteration", "").isdigit() and int(r["iteration"]) <= last]
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, path)
 
 
 def obs_layout(env) -> dict[str, list[dict[str, Any]]]:

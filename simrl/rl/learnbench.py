@@ -186,7 +186,9 @@ def train_seed(cfg: LearnCfg, seed: int) -> Path:
     log = run_dir.parent / f"seed{seed}.train.log"
     _python(cfg, _TRAIN, str(run_dir), *args, log=log)
     if not (run_dir / f"model_{cfg.iterations}.pt").is_file():  # max_minutes=, or a SIGTERM
-        done = sorted(run_dir.glob("model_*.pt"), key=lambda p: int(p.stem.split("_")[1]))
+        from simrl.rl.runner import checkpoints
+
+        done = checkpoints(run_dir)
         raise ConfigError(f"seed {seed} stopped before iteration {cfg.iterations} (last checkpoint: "
                           f"{done[-1].name if done else 'none'}; see {log}): drop max_minutes= or rerun")
     return run_dir

@@ -66,6 +66,15 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def checkpoints(run_dir: str | Path) -> list[Path]:
+    """A run dir's model_<iteration>.pt files, oldest iteration first ([] where none or no dir)."""
+    run_dir = Path(run_dir).expanduser()
+    if not run_dir.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in run_dir.glob("model_*.pt") if (m := CKPT_RE.search(p.name))]
+    return [p for _, p in sorted(found)]
+
+
 def latest_checkpoint(path: str | Path) -> Path:
     """`path` itself if a file, else the run dir's model_<highest iteration>.pt."""
     path = Path(path).expanduser()
@@ -73,15 +82,24 @@ def latest_checkpoint(path: str | Path) -> Path:
         return path
     if not path.is_dir():
         raise CheckpointError(f"no checkpoint or run dir at '{path}'")
-    ckpts = sorted(
-        (int(m.group(1)), p) for p in path.glob("model_*.pt") if (m := CKPT_RE.search(p.name))
-    )
+    ckpts = checkpoints(path)
     if not ckpts:
         raise CheckpointError(
             f"run dir '{path}' holds no checkpoint (model_<iteration>.pt); pass a run dir that "
             "trained for at least one iteration, or a checkpoint file"
         )
-    return ckpts[-1][1]
+    return ckpts[-1]
+
+
+def learner_differences(a: dict, b: dict) -> list[str]:
+    """Where two checkpoints' learners differ (not bit-equal): actor and critic tensors (weights,
+    normalizer statistics) by name, and the optimizer's per-parameter state. [] where equal."""
+    out = [f"{k}.{n}" for k in ("actor_state_dict", "critic_state_dict")
+           for n in a[k] if not torch.equal(a[k][n], b[k][n])]
+    for i, (x, y) in enumerate(zip(a["optimizer_state_dict"]["state"].values(),
+                                   b["optimizer_state_dict"]["state"].values(), strict=True)):
+        out += [f"adam{i}.{k}" for k in x if not torch.equal(torch.as_tensor(x[k]), torch.as_tensor(y[k]))]
+    return out
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict:
@@ -152,18 +170,36 @@ def append_csv(path: Path, row: dict[str, Any]) -> None:
     if fields and added:  # rewrite with the wider header, atomically
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=fields + added)
-            w.writeheader()
-            w.writerows(rows + [row])
-        os.replace(tmp, path)
+        _rewrite_csv(path, fields + added, rows + [row])
         return
     with open(path, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields or list(row))
         if not fields:
             w.writeheader()
         w.writerow(row)
+
+
+def truncate_csv(path: Path, last_iteration: int) -> None:
+    """Keep a metrics CSV's rows up to `last_iteration` (and drop a torn last line), atomically:
+    a run resumed in its own dir logs the iterations after its checkpoint once."""
+    if not path.is_file():
+        return
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames or []
+        rows = [r for r in reader if None not in r.values() and None not in r
+                and r.get("iteration", "").isdigit() and int(r["iteration"]) <= last_iteration]
+    _rewrite_csv(path, fields, rows)
+
+
+def _rewrite_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
+    """Write `rows` under header `fields` to a temporary file, then replace `path` with it."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
 
 
 class _Runner(OnPolicyRunner):

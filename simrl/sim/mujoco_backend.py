@@ -117,10 +117,9 @@ class MujocoSim(Sim):
         """The batch's whole mjSTATE_INTEGRATION rows (qpos, qvel, act, warmstart, ctrl, applied
         forces, mocap, plasticity, history), its warning counters, the derived outputs and the
         per-world model fields."""
-        views = {f: getattr(self, f) for f in DERIVED_FIELDS}
-        views["state"] = torch.from_numpy(self.batch.state)
+        views = {k: v for k, v in super()._state_views().items() if k not in STATE_FIELDS}
+        views["state"] = torch.from_numpy(self.batch.state)  # holds the STATE_FIELDS and more
         views["warning"] = torch.from_numpy(self.batch.warning)
-        views.update({f"param/{k}": v for k, v in self._params.items()})
         return views
 
     def param(self, name: str) -> torch.Tensor:

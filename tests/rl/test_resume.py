@@ -22,7 +22,14 @@ from omegaconf import OmegaConf
 from simrl import CONFIGS, ROOT
 from simrl.registry import make
 from simrl.rl.app import seed_everything
-from simrl.rl.runner import RunWriteError, Trainer, TrainingDiverged, latest_checkpoint, load_checkpoint
+from simrl.rl.runner import (
+    RunWriteError,
+    Trainer,
+    TrainingDiverged,
+    latest_checkpoint,
+    learner_differences,
+    load_checkpoint,
+)
 
 TIMING = ("steps_per_s", "collect_s", "learn_s")  # wall-clock columns: the only ones that differ
 
@@ -40,16 +47,6 @@ def _trainer(task: str, n: int, run_dir: Path | None = None, backend: str = "muj
     sim = {"graphs": False} if backend == "mjwarp" else None
     env = make(task, n, device="cpu", backend=backend, seed=1, sim=sim, cfg=cfg or None)
     return Trainer(env, _agent(task), run_dir=run_dir)
-
-
-def _same_learner(a: dict, b: dict) -> list[str]:
-    """Names of the tensors (weights, normalizer, optimizer moments) where a and b differ."""
-    out = [f"{k}.{n}" for k in ("actor_state_dict", "critic_state_dict")
-           for n in a[k] if not torch.equal(a[k][n], b[k][n])]
-    for i, (x, y) in enumerate(zip(a["optimizer_state_dict"]["state"].values(),
-                                   b["optimizer_state_dict"]["state"].values(), strict=True)):
-        out += [f"adam{i}.{k}" for k in x if not torch.equal(torch.as_tensor(x[k]), torch.as_tensor(y[k]))]
-    return out
 
 
 def _rows(history: list[dict]) -> list[dict]:
@@ -77,7 +74,7 @@ def test_resume_continues_bit_for_bit(task, n, backend, tmp_path):
     ckpt = second.load(tmp_path / f"model_{half}.pt")
     assert ckpt["env_restored"], ckpt["env_note"]
     second.learn(half, progress=False)
-    assert _same_learner(straight.state_dict(False), second.state_dict(False)) == []
+    assert learner_differences(straight.state_dict(False), second.state_dict(False)) == []
     assert _rows(first.history + second.history) == _rows(straight.history)
     if backend == "mjwarp":
         return
@@ -85,7 +82,7 @@ def test_resume_continues_bit_for_bit(task, n, backend, tmp_path):
     learner_only = _trainer(task, n, backend=backend)
     assert not learner_only.load(tmp_path / f"model_{half}.pt", with_env=False)["env_restored"]
     learner_only.learn(half, progress=False)
-    assert _same_learner(straight.state_dict(False), learner_only.state_dict(False)) != []
+    assert learner_differences(straight.state_dict(False), learner_only.state_dict(False)) != []
 
 
 def test_resume_with_another_config_restores_the_learner_only(tmp_path):
@@ -135,7 +132,7 @@ def test_a_killed_run_started_again_finishes_as_if_never_killed(tmp_path):
     assert "continues bit for bit" in again.stdout
     assert _iterations(killed) == list(range(1, N + 1))
     a, b = load_checkpoint(killed / f"model_{N}.pt"), load_checkpoint(straight / f"model_{N}.pt")
-    assert _same_learner(a, b) == []
+    assert learner_differences(a, b) == []
     for path in killed.glob("model_*.pt"):
         load_checkpoint(path)  # every checkpoint left behind loads
 
@@ -177,7 +174,7 @@ def test_a_run_where_too_many_worlds_blow_up_stops_before_learning_from_them(tmp
     with pytest.raises(TrainingDiverged, match=r"blew up in iteration 2 .*max_unstable_share=0.25 of 16"):
         t.learn(3, progress=False)
     saved = load_checkpoint(tmp_path / "model_1.pt")  # the run's end-of-iteration checkpoint
-    assert _same_learner(before, saved) == [] and "env_state" in saved
+    assert learner_differences(before, saved) == [] and "env_state" in saved
     assert not (tmp_path / "model_2.pt").exists()
 
     fresh = _trainer("cartpole", 16, tmp_path / "no_checkpoint_yet")
