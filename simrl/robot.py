@@ -46,6 +46,7 @@ IMU_SENSORS = {  # sensor name -> type, all at the robot's IMU site
     "imu_vel": mujoco.mjtSensor.mjSENS_VELOCIMETER,
 }
 PerJoint = float | list[float] | dict[str, float] | None
+DEFAULT_KEY = "home"  # the one keyframe of an assembled scene: the default pose, standing still
 COLLISIONS = ("all", "feet_only", "mjcf", "none")
 CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 GROUND = (mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_HFIELD)
@@ -496,13 +497,13 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None, objects: 
             act.forcerange = [-float(lim), float(lim)]
             act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
 
-    # one keyframe, "home": the default pose, standing still, targets at the pose
+    # one keyframe, DEFAULT_KEY: the default pose, standing still, targets at the pose
     for k in list(spec.keys):
         spec.delete(k)
     add_objects(spec, object_cfgs)  # after the robot: their qpos follow its own
     for obj in object_cfgs:
         qpos = np.concatenate([qpos, [obj.pos[0], obj.pos[1], obj.pos[2] + obj.size[2], 1.0, 0.0, 0.0, 0.0]])
-    spec.add_key(name="home", qpos=qpos.tolist(), ctrl=default.tolist())
+    spec.add_key(name=DEFAULT_KEY, qpos=qpos.tolist(), ctrl=default.tolist())
 
     try:
         model = spec.compile()

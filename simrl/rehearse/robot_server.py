@@ -30,7 +30,7 @@ class RobotServer:
                  domain: int = 0, rate: float = 500.0):
         from simrl.deploy import unitree
         from simrl.deploy.dds import participant
-        from simrl.robot import assemble, load_robot
+        from simrl.robot import DEFAULT_KEY, assemble, load_robot
 
         if policy is not None:
             meta = json.loads(Path(policy).read_text())
@@ -42,9 +42,7 @@ class RobotServer:
         scene = assemble(cfg)
         self.m, self.d = scene.model, mujoco.MjData(scene.model)
         self.m.opt.timestep = 1.0 / rate
-        key = mujoco.mj_name2id(self.m, mujoco.mjtObj.mjOBJ_KEY, "home")
-        if key >= 0:
-            mujoco.mj_resetDataKeyframe(self.m, self.d, key)
+        mujoco.mj_resetDataKeyframe(self.m, self.d, self.m.key(DEFAULT_KEY).id)  # assemble's
         mujoco.mj_forward(self.m, self.d)
         self.rate = rate
         self.go = cfg.motors["layout"] == "unitree_go"
