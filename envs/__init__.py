@@ -1,14 +1,18 @@
 """The tasks, each in its own file. TASKS is their table, read by simrl.registry.
 
+Imported as `simrl.envs`: a wheel installs this folder there (setup.py), so an installed simrl
+claims no top-level `envs`; a checkout maps it the same way (simrl.paths.CheckoutTasks).
+
 Plain strings, so importing this package (as `import simrl` does, to register the gymnasium
 ids) loads no task code, torch or mujoco.
 """
 
 # name -> ("module:EnvClass", "module:CfgClass", gymnasium id)
+_LOCO, _CART, _ARM = "simrl.envs.locomotion", "simrl.envs.cartpole", "simrl.envs.manipulation"
 TASKS: dict[str, tuple[str, str, str]] = {
-    "quadruped": ("envs.locomotion:LocomotionEnv", "envs.locomotion:QuadrupedCfg", "simrl/Quadruped-v0"),
-    "humanoid": ("envs.locomotion:LocomotionEnv", "envs.locomotion:HumanoidCfg", "simrl/Humanoid-v0"),
-    "cartpole": ("envs.cartpole:CartpoleEnv", "envs.cartpole:CartpoleCfg", "simrl/Cartpole-v0"),
-    "reach": ("envs.manipulation:ReachEnv", "envs.manipulation:ReachCfg", "simrl/Reach-v0"),
-    "lift": ("envs.manipulation:LiftEnv", "envs.manipulation:LiftCfg", "simrl/Lift-v0"),
+    "quadruped": (f"{_LOCO}:LocomotionEnv", f"{_LOCO}:QuadrupedCfg", "simrl/Quadruped-v0"),
+    "humanoid": (f"{_LOCO}:LocomotionEnv", f"{_LOCO}:HumanoidCfg", "simrl/Humanoid-v0"),
+    "cartpole": (f"{_CART}:CartpoleEnv", f"{_CART}:CartpoleCfg", "simrl/Cartpole-v0"),
+    "reach": (f"{_ARM}:ReachEnv", f"{_ARM}:ReachCfg", "simrl/Reach-v0"),
+    "lift": (f"{_ARM}:LiftEnv", f"{_ARM}:LiftCfg", "simrl/Lift-v0"),
 }

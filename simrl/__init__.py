@@ -31,7 +31,10 @@ logging.getLogger("OpenGL").setLevel(logging.WARNING)
 
 __version__ = "0.1.0"
 
-from simrl.paths import ASSETS, CONFIGS, ROOT  # noqa: E402  (after the GL choice)
+from simrl.paths import ASSETS, CONFIGS, ROOT, CheckoutTasks  # noqa: E402  (after the GL choice)
+
+if CheckoutTasks not in sys.meta_path:
+    sys.meta_path.insert(0, CheckoutTasks)  # a checkout's envs/ is simrl.envs
 
 
 def make(task: str, num_envs: int, **kwargs):

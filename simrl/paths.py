@@ -20,3 +20,19 @@ def _data_dir(name: str) -> Path:
 
 ASSETS = _data_dir("assets")  # MJCF models: <robot>/<robot>.xml
 CONFIGS = _data_dir("configs")  # Hydra configs: train.yaml, task/, robot/, sim/, agent/...
+
+
+class CheckoutTasks:
+    """Import finder for `simrl.envs` in a checkout: the tasks are its top-level envs/ folder
+    (a wheel installs that folder inside the package; setup.py). First on sys.meta_path, so the
+    simrl imported and its tasks always come from the same tree, also where an editable install
+    of another checkout is present (`python -m simrl.bench learn checkout=<tree>`)."""
+
+    @staticmethod
+    def find_spec(name: str, path=None, target=None):
+        init = ROOT / "envs" / "__init__.py"
+        if name != "simrl.envs" or (_PACKAGE / "envs").is_dir() or not init.is_file():
+            return None
+        from importlib.util import spec_from_file_location
+
+        return spec_from_file_location(name, init, submodule_search_locations=[str(init.parent)])

@@ -19,7 +19,7 @@ from simrl.errors import ConfigError, UnknownNameError
 if TYPE_CHECKING:
     from simrl.env import EnvBatch
 
-from envs import TASKS  # the task package's own table (name -> env, config, gymnasium id)
+from simrl.envs import TASKS  # the tasks' own table (name -> env, config, gymnasium id), found by name
 
 
 def _load(ref: str):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-_OURS = ("simrl", "envs")  # objects from these packages are walked into; others are skipped
+_OURS = ("simrl",)  # objects from simrl (its tasks are simrl.envs) are walked into; others are skipped
 _GEN, _OBJ = "__generator__", "__object__"
 
 

@@ -1,9 +1,11 @@
-"""PPO training over an env batch: rsl-rl's algorithm, simrl's loop, logs and checkpoints.
+"""PPO training over an env batch: rsl-rl's runner and algorithm, simrl's logs and checkpoints.
 
-rsl-rl's `OnPolicyRunner` builds the actor, critic, storage and PPO from the agent config; this
-loop drives them (as `OnPolicyRunner.learn` does) so that the console shows one progress bar,
-metrics land in TensorBoard and `metrics.csv`, checkpoints are written atomically, and Ctrl-C or
-SIGTERM ends the run with a final checkpoint instead of losing it.
+rsl-rl's `OnPolicyRunner` builds the actor, critic, storage and PPO from the agent config, and its
+own `learn` runs every iteration (rollout, returns, update). simrl drives it one iteration per
+call and takes the place of its `logger` (the object `learn` reports every step and iteration to:
+rsl-rl's one extension point inside the loop), so that the console shows one progress bar,
+metrics land in TensorBoard and `metrics.csv`, checkpoints are written atomically, blown-up
+iterations never reach the weights, and Ctrl-C or SIGTERM ends the run with a final checkpoint.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ import pickle
 import random
 import re
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -228,6 +229,57 @@ class _Runner(OnPolicyRunner):
             torch.cuda.set_device(local)
 
 
+class _Hooks:
+    """What `OnPolicyRunner.learn` calls on its `logger`, answered for a Trainer.
+
+    `process_env_step` sees every rollout step (episode sums on the device, video frames) and,
+    after the last one, reads the env's episode log once and stops a blown-up iteration before
+    `learn` reaches the update; `log` gets the iteration's timings, losses, learning rate and
+    action noise. `writer` stays None, so rsl-rl itself writes and saves nothing.
+    """
+
+    writer = None
+
+    def __init__(self, trainer: Trainer):
+        self.trainer = trainer
+        self.steps = 0
+        self.iteration: dict[str, Any] = {}
+
+    def init_logging_writer(self) -> None:
+        self.steps = 0
+
+    def process_env_step(self, rewards, dones, extras, intrinsic_rewards=None) -> None:
+        t = self.trainer
+        ret, length, ended = t._ret, t._length, t._ended
+        ret += rewards  # on the device: nothing here waits on it
+        length += 1
+        d = dones.to(ret.dtype)
+        ended += torch.stack([(ret * d).sum(), (length * d).sum(), d.sum()])
+        ret *= 1 - d
+        length *= 1 - d
+        if t._frames is not None:
+            t._record_frame()
+        self.steps += 1
+        if self.steps == t.agent_cfg["num_steps_per_env"]:  # the rollout's last step
+            ep_log = t.env.episode_log()  # the iteration's one read of the device
+            t._check_blowups(ep_log.get("sim/unstable_resets", 0.0), t.iteration + 1)
+            t._episodes.append(ended.tolist())
+            ended.zero_()
+            self.iteration = {"ep_log": ep_log}
+
+    def log(self, collect_time: float, learn_time: float, loss_dict: dict, learning_rate: float,
+            action_std: torch.Tensor, rnd_weight: float | None = None, **_) -> None:
+        self.iteration.update(collect_s=collect_time, learn_s=learn_time, losses=loss_dict,
+                              learning_rate=learning_rate, action_std=float(action_std.detach().mean()),
+                              rnd_weight=rnd_weight)
+
+    def save_model(self, path: str, it: int) -> None:  # rsl-rl saves only with a writer
+        pass
+
+    def stop_logging_writer(self) -> None:
+        pass
+
+
 class Trainer:
     """Owns the rsl-rl runner for one env batch; `learn` runs iterations, `save`/`load` ckpts."""
 
@@ -246,6 +298,7 @@ class Trainer:
                 self.venv, copy.deepcopy(agent_cfg), log_dir=None, device=str(env.device)
             )
         self.alg = self.runner.alg
+        self.hooks = self.runner.logger = _Hooks(self)
         self.run_dir = Path(run_dir) if run_dir else None
         self.infos = {"env": env_signature(env), **(infos or {})}
         self.iteration = 0  # iterations completed
@@ -354,7 +407,7 @@ class Trainer:
 
         if max_minutes is not None and not max_minutes > 0:
             raise ConfigError(f"max_minutes must be > 0 (minutes of training) or null, got {max_minutes}")
-        env, venv, alg = self.env, self.venv, self.alg
+        env, runner = self.env, self.runner
         n_steps = self.agent_cfg["num_steps_per_env"]
         save_interval = self.agent_cfg.get("save_interval", 50)
         writing = self.run_dir is not None and self._is_rank0
@@ -366,12 +419,7 @@ class Trainer:
                 self.writer = SummaryWriter(str(self.run_dir), flush_secs=10,
                                             purge_step=self.purge_step)
         old = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-        ret, length, ended = self._ret, self._length, self._ended
         env.episode_log()  # start the iteration's log from here
-        obs = venv.get_observations()
-        alg.train_mode()
-        if self.runner.is_distributed:
-            alg.broadcast_parameters()  # every rank starts from rank 0's weights
         self._diverged = False
         start, spent = self.iteration, 0.0
         budget = float("inf") if max_minutes is None else 60.0 * max_minutes
@@ -379,43 +427,28 @@ class Trainer:
                    desc=f"train {env.task_name}", unit="it", dynamic_ncols=True)
         try:
             for it in bar:
-                t0 = time.perf_counter()
                 if (writing and self.video_interval and it % self.video_interval == 0
                         and self._frames is None):
                     self._frames, self._video_it = [], it
-                with torch.inference_mode():
-                    for _ in range(n_steps):
-                        actions = alg.act(obs)
-                        obs, rew, dones, extras = venv.step(actions)
-                        alg.process_env_step(obs, rew, dones, extras)
-                        # episode returns on the device: nothing here waits on it
-                        ret += rew
-                        length += 1
-                        d = dones.to(ret.dtype)
-                        ended += torch.stack([(ret * d).sum(), (length * d).sum(), d.sum()])
-                        ret *= 1 - d
-                        length *= 1 - d
-                        if self._frames is not None:
-                            self._record_frame()
-                    t_collect = time.perf_counter() - t0
-                    alg.compute_returns(obs)
-                ep_log = env.episode_log()  # the iteration's one read of the device
-                self._check_blowups(ep_log.get("sim/unstable_resets", 0.0), it + 1)
-                self._episodes.append(ended.tolist())
-                ended.zero_()
-                losses = alg.update()
-                t_iter = time.perf_counter() - t0
+                # one iteration of rsl-rl's own loop; under torchrun it also re-broadcasts rank
+                # 0's weights, which the ranks already share (the update averages gradients)
+                runner.current_learning_iteration = it
+                runner.learn(1)
+                h = self.hooks.iteration
                 self.iteration = it + 1
+                t_iter = h["collect_s"] + h["learn_s"]
                 m = {
                     "iteration": self.iteration,
                     "env_steps": self.iteration * n_steps * env.num_envs,
                     "steps_per_s": n_steps * env.num_envs / t_iter,
-                    "collect_s": t_collect,
-                    "learn_s": t_iter - t_collect,
+                    "collect_s": h["collect_s"],
+                    "learn_s": h["learn_s"],
                     **self._recent_episodes(),
-                    "action_std": float(alg.get_policy().output_std.detach().mean()),
-                    **{f"Loss/{k}": float(v) for k, v in losses.items()},
-                    **ep_log,  # means over the iteration's episodes; sim/ counts are totals
+                    "action_std": h["action_std"],
+                    "learning_rate": float(h["learning_rate"]),
+                    **({} if h["rnd_weight"] is None else {"rnd_weight": float(h["rnd_weight"])}),
+                    **{f"Loss/{k}": float(v) for k, v in h["losses"].items()},
+                    **h["ep_log"],  # means over the iteration's episodes; sim/ counts are totals
                 }
                 self.history.append(m)
                 bar.set_postfix(

@@ -28,7 +28,8 @@ def test_import_simrl_registers_ids_cheaply_and_readme_snippets_run(tmp_path):
     blocks = readme_python_blocks()
     assert any("gym.make_vec(" in b for b in blocks) and any("ArrayConversion" in b for b in blocks)
     probe = ("import sys, simrl, gymnasium as gym\n"
-             "heavy = [m for m in ('torch', 'mujoco', 'simrl.env', 'envs.locomotion') if m in sys.modules]\n"
+             "heavy = ('torch', 'mujoco', 'simrl.env', 'simrl.envs.locomotion')\n"
+             "heavy = [m for m in heavy if m in sys.modules]\n"
              "assert not heavy, heavy\n"
              "assert {'simrl/Quadruped-v0', 'simrl/Cartpole-v0'} <= set(gym.registry)\n"
              "vec = gym.make_vec('simrl/Quadruped-v0', num_envs=4, device='cpu')\n"

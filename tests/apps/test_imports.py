@@ -6,21 +6,25 @@ import ast
 from pathlib import Path
 
 import pytest
+import simrl.envs
 
 import simrl
 
 PACKAGE = Path(simrl.__file__).parent
+TASKS = Path(simrl.envs.__file__).parent  # the checkout's envs/ (a wheel's simrl/envs)
 
 
-def _module(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+def _module(path: Path, root: Path, prefix: tuple[str, ...]) -> str:
+    parts = (*prefix, *path.relative_to(root).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def import_graph() -> dict[str, set[str]]:
-    """simrl module -> the simrl modules it imports, at any depth of its code (lazy imports in
-    functions count: they are dependencies too), but not under `if TYPE_CHECKING:`."""
-    files = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    """simrl module (its tasks as simrl.envs.*) -> the simrl modules it imports, at any depth of
+    its code (lazy imports in functions count: they are dependencies too), but not under
+    `if TYPE_CHECKING:`."""
+    files = {_module(p, PACKAGE.parent, ()): p for p in PACKAGE.rglob("*.py")}
+    files |= {_module(p, TASKS, ("simrl", "envs")): p for p in TASKS.rglob("*.py")}
     graph = {}
     for name, path in files.items():
         tree = ast.parse(path.read_text())
@@ -48,6 +52,19 @@ def test_graph_sees_the_imports():
     graph = import_graph()
     assert "simrl.env" in graph["simrl.rl.vecenv"]  # a module-level import
     assert "simrl.rl.learnbench" in graph["simrl.bench"]  # one inside a function
+    assert "simrl.env" in graph["simrl.envs.locomotion"]  # the tasks are in the graph
+    assert "simrl.envs" in graph["simrl.registry"]
+
+
+def test_the_library_finds_its_tasks_only_by_the_registry_table():
+    """The tasks import the library, never the reverse: only simrl.registry reads simrl.envs,
+    and only its name table (the task modules load by name, from strings)."""
+    graph = import_graph()
+    wrong = {m: sorted(d for d in deps if d.startswith("simrl.envs"))
+             for m, deps in graph.items() if not m.startswith("simrl.envs") and m != "simrl.registry"}
+    assert not any(wrong.values()), wrong
+    assert graph["simrl.registry"] & {d for d in graph if d.startswith("simrl.envs")} == {"simrl.envs"}
+    assert graph["simrl.envs"] == set(), "the task table is plain strings (imports no code)"
 
 
 def test_no_import_cycles_below_the_package_facade():
@@ -77,6 +94,7 @@ def test_no_import_cycles_below_the_package_facade():
     ("simrl.terrain", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api")),
     ("simrl.robot", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api")),
     ("simrl.env", ("simrl.rl", "simrl.registry", "simrl.api", "simrl.config")),
+    ("simrl.envs", ("simrl.rl", "simrl.registry", "simrl.api", "simrl.config", "simrl.bench", "simrl.cli")),
 ])
 def test_lower_layers_import_nothing_above_them(layer, above):
     graph = import_graph()

@@ -59,8 +59,11 @@ def test_the_wheel_ships_every_module_asset_and_config(wheel):
         assert want == {n for n in names if n.startswith(packaged + "/")}, folder
     assert {"simrl/_configs/train.yaml", "simrl/_configs/robot/unitree_go1.yaml",
             "simrl/_assets/quadruped/quadruped.xml"} <= names
-    modules = {f"{pkg}/{f}" for pkg in ("simrl", "envs") for f in _files(ROOT / pkg) if f.endswith(".py")}
+    modules = {f"{pkg}/{f}" for pkg, folder in (("simrl", "simrl"), ("simrl/envs", "envs"))
+               for f in _files(ROOT / folder) if f.endswith(".py")}
     assert modules <= names, sorted(modules - names)
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
+    assert tops == {"simrl"}, f"the wheel claims top-level names besides simrl: {sorted(tops)}"
     assert "simrl/py.typed" in names
     assert not any(n.startswith(("tests/", "assets/", "configs/")) for n in names)
 
@@ -71,12 +74,12 @@ def test_an_installed_copy_finds_its_assets_and_configs(wheel, tmp_path):
     site = tmp_path / "site"
     _run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)])
     code = """
-import json, torch, simrl, envs
+import json, torch, simrl, simrl.envs
 from simrl.robot import robot_names
 env = simrl.make("quadruped", 4, device="cpu")
 obs, rew, term, trunc, _ = env.step(torch.zeros(4, env.num_actions))
 run = simrl.train("cartpole", "max_iterations=1", "num_envs=8", device="cpu", progress=False, run_dir="run")
-print(json.dumps({"simrl": simrl.__file__, "envs": envs.__file__, "assets": str(simrl.ASSETS),
+print(json.dumps({"simrl": simrl.__file__, "envs": simrl.envs.__file__, "assets": str(simrl.ASSETS),
                   "configs": str(simrl.CONFIGS), "robots": robot_names(), "rew": list(rew.shape),
                   "checkpoint": run.checkpoint.name, "task": run.config["task"]["name"]}))
 """
@@ -86,7 +89,8 @@ print(json.dumps({"simrl": simrl.__file__, "envs": envs.__file__, "assets": str(
     r = _run([sys.executable, "-c", code], cwd=work, env=env)
     got = json.loads(r.stdout.strip().splitlines()[-1])
     site, pkg = site.resolve(), site.resolve() / "simrl"
-    assert got["simrl"] == str(pkg / "__init__.py") and got["envs"] == str(site / "envs" / "__init__.py")
+    assert got["simrl"] == str(pkg / "__init__.py") and got["envs"] == str(pkg / "envs" / "__init__.py")
+    assert not (site / "envs").exists()  # no generic top-level name in site-packages
     assert got["assets"] == str(pkg / "_assets") and got["configs"] == str(pkg / "_configs")
     assert set(got["robots"]) == {p.stem for p in (ROOT / "configs" / "robot").glob("*.yaml")}
     assert got["rew"] == [4] and got["checkpoint"] == "model_1.pt" and got["task"] == "cartpole"

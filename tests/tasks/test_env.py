@@ -149,7 +149,7 @@ def _set_base(env, quat=(1, 0, 0, 0), lin_vel=(0, 0, 0), ang_vel=(0, 0, 0)):
 
 
 def test_tracking_rewards_peak_at_the_command():
-    from envs.locomotion import track_lin_vel, track_yaw_rate
+    from simrl.envs.locomotion import track_lin_vel, track_yaw_rate
 
     env = make("quadruped", 2, device="cpu", seed=0)
     env.reset(seed=0)
@@ -172,7 +172,7 @@ def test_base_velocity_is_read_in_the_base_frame():
 
 
 def test_penalties_and_tilt_termination():
-    from envs.locomotion import ang_vel_xy, lin_vel_z, orientation
+    from simrl.envs.locomotion import ang_vel_xy, lin_vel_z, orientation
 
     env = make("quadruped", 1, device="cpu", seed=0)
     env.reset(seed=0)
