@@ -25,6 +25,7 @@ import mujoco
 import numpy as np
 import torch
 
+from simrl import mirror
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
@@ -270,6 +271,9 @@ class LocomotionEnv(EnvBatch):
             self.curriculum = tcfg.curriculum
             self.spawn = torch.zeros(n, 2, **f32)
             self.walked = torch.zeros(n, **f32)
+            self.farthest = torch.zeros(n, **f32)  # this episode's largest `walked`
+            # evaluation on a grid also reports who crossed half a tile without a fall
+            self.METRIC_TERMS = {**type(self).METRIC_TERMS, "crossed_share": crossed_share}
             self.cmd_disp = torch.zeros(n, 2, **f32)  # where the commands would have taken it
         self.refresh()
 
@@ -390,6 +394,7 @@ class LocomotionEnv(EnvBatch):
             self.swing_peak.masked_fill_(self.contact, 0.0)  # in place: stays a normal tensor
         if self.grid is not None:  # for the curriculum: how far it went, how far it was asked to
             self.walked = (self.base_pos[:, :2] - self.spawn).norm(dim=1)
+            self.farthest = torch.maximum(self.farthest, self.walked)
             # the commanded base-frame velocity, in the world frame
             vx, vy = yaw_rotate(self.base_yaw, self.commands[:, 0], self.commands[:, 1])
             self.cmd_disp = self.cmd_disp + torch.stack([vx, vy], dim=1) * self.dt
@@ -474,6 +479,7 @@ class LocomotionEnv(EnvBatch):
         sim.qpos[:, rq : rq + 3] = torch.where(rows, pos, sim.qpos[:, rq : rq + 3])
         self.spawn = torch.where(rows, xy, self.spawn)
         self.walked = self.walked.masked_fill(mask, 0.0)
+        self.farthest = self.farthest.masked_fill(mask, 0.0)
         self.cmd_disp = self.cmd_disp.masked_fill(mask[:, None], 0.0)
 
     def set_tiles(self, level: int | None = None, kind: str | None = None) -> None:
@@ -535,6 +541,15 @@ class LocomotionEnv(EnvBatch):
         err = torch.remainder(self.heading - self.base_yaw + torch.pi, 2 * torch.pi) - torch.pi
         lo, hi = self.cfg.yaw_rate
         self.commands[:, 2] = (0.5 * err).clamp(lo, hi) * self.moving
+
+    @property
+    def robot_mirror(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(joint index, joint sign, foot index): the robot's mirror (simrl.mirror.robot_mirror)."""
+        return mirror.robot_mirror(self.scene)
+
+    def action_mirror(self) -> tuple[np.ndarray, np.ndarray]:
+        index, sign, _ = self.robot_mirror
+        return index, sign
 
     def set_commands(self, lin_vel_x: float, lin_vel_y: float = 0.0, yaw_rate: float = 0.0) -> None:
         """Fix every env's command (evaluation); disables resampling and heading mode."""
@@ -667,7 +682,49 @@ def foot_clearance(env: LocomotionEnv) -> torch.Tensor:
     return short.sum(dim=1) * (env.commands[:, :2].norm(dim=1) > 0.1)
 
 
+# --- evaluation terms: tracking errors per step (averaged once an episode settles), and the
+# terrain crossing at an episode's end (on a grid) -------------------------------------------
+def lin_vel_error(env: LocomotionEnv) -> torch.Tensor:
+    """|v_xy - command_xy| (m/s) in the base frame."""
+    return (env.base_lin_vel_b[:, :2] - env.commands[:, :2]).norm(dim=1)
+
+
+def yaw_rate_error(env: LocomotionEnv) -> torch.Tensor:
+    """|w_z - command_yaw| (rad/s)."""
+    return (env.base_ang_vel_b[:, 2] - env.commands[:, 2]).abs()
+
+
+def crossed_share(env: LocomotionEnv) -> torch.Tensor:
+    """1 where the episode got past half a tile from its start without a fall."""
+    return (env.farthest > env.grid.cfg.tile_size / 2) & ~env.terminated_buf
+
+
 LocomotionEnv.OBS_TERMS = OBS
+
+
+def _imu_frame(env: LocomotionEnv):
+    return None if env.imu_rot is None else env.imu_rot.double().cpu().numpy()
+
+
+def _joint_mirror(env: LocomotionEnv):
+    index, sign, _ = env.robot_mirror
+    return index, sign
+
+
+# the left-right mirror image of one frame of each term (simrl.mirror): symmetry augmentation
+LocomotionEnv.OBS_MIRROR = {
+    "base_lin_vel": lambda env: mirror.vector(_imu_frame(env)),
+    "base_ang_vel": lambda env: mirror.axial(_imu_frame(env)),
+    "projected_gravity": lambda env: mirror.vector(_imu_frame(env)),
+    "command": lambda env: mirror.velocity_command(),
+    "joint_pos": _joint_mirror,
+    "joint_vel": _joint_mirror,
+    "last_action": _joint_mirror,
+    "foot_contact": lambda env: (env.robot_mirror[2], np.ones(env.feet.numel())),
+    "ground_friction": lambda env: mirror.same(1),
+    "height_scan": lambda env: mirror.points_y(env.scan_points.double().cpu().numpy()),
+}
+LocomotionEnv.TRACKING_TERMS = {f.__name__: f for f in (lin_vel_error, yaw_rate_error)}
 LocomotionEnv.REWARD_TERMS = {
     f.__name__: f
     for f in (alive, track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,

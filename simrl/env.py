@@ -17,7 +17,9 @@ per iteration.
 A task subclasses `EnvBatch` and fills in the hooks (`apply_actions`, `update`, `terminated`,
 `reset_envs`) plus tables of small term functions `f(env, **params) -> Tensor`: `OBS_TERMS`
 (name -> (N, d)), `REWARD_TERMS` (name -> (N,)), weighted by the config, and `METRIC_TERMS`
-(name -> (N,), read at each episode's end by evaluation: success, final distance...). A term's
+(name -> (N,), read at each episode's end by evaluation: success, final distance...) and
+`TRACKING_TERMS` (name -> (N,) per step, averaged by evaluation over each episode's steps once
+it settles: a velocity task's tracking errors). A term's
 params come from its config entry; those that name bodies, joints or sites (`body`, `bodies`,
 `joint`, `joints`, `site`, `sites`; names or regexes) are resolved to indices once, at start-up
 (simrl.terms), so the step indexes with tensors and never looks a name up.
@@ -40,6 +42,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
+from simrl.errors import ConfigError
 from simrl.paths import ASSETS
 from simrl.sim import Sim, SimError, make_sim, resolve_device
 from simrl.snapshot import capture, restore
@@ -123,6 +126,10 @@ class EnvBatch(gym.vector.VectorEnv):
     OBS_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     REWARD_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     METRIC_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
+    TRACKING_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
+    # observation term -> f(env) -> the mirror image of one frame of it, (perm, sign) (simrl.mirror):
+    # symmetry augmentation needs one for every observed term, and the task's action_mirror
+    OBS_MIRROR: ClassVar[dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]]] = {}
     # observation term -> how a robot supplies it: {"reading": name, "doc": what the reading
     # is, "op": value | gravity | pos_rot6d, "columns": [...], "minus": a policy.json key};
     # export writes it per term, so deploy builds observations knowing no task (simrl.deploy)
@@ -234,7 +241,9 @@ class EnvBatch(gym.vector.VectorEnv):
             for group, terms in self.cfg.observations.items() for t in terms
         }
         self._metric_fns = {k: bind(self, f, {}, f"metric '{k}'") for k, f in self.METRIC_TERMS.items()}
-        self.record_metrics = False  # evaluation turns it on: episode-end metrics into infos
+        self._tracking_fns = {k: bind(self, f, {}, f"tracking metric '{k}'")
+                              for k, f in self.TRACKING_TERMS.items()}
+        self.record_metrics = False  # evaluation turns it on: metrics into infos
 
     # --- task hooks ---------------------------------------------------------------------------
     @property
@@ -347,8 +356,10 @@ class EnvBatch(gym.vector.VectorEnv):
         done = self.terminated_buf | self.time_out_buf
         self._accumulate_log(done, unstable)
         infos: dict[str, Any] = {}
-        if self.record_metrics:  # every env's metrics now; evaluation keeps those of `done`
+        if self.record_metrics:  # every env's metrics now, before resets (evaluation keeps the
+            # episode-end ones of `done` and averages the tracking ones of the others)
             infos["metrics"] = {k: f(self).float() for k, f in self._metric_fns.items()}
+            infos["tracking"] = {k: f(self).float() for k, f in self._tracking_fns.items()}
         # On the device (mjwarp) every step resets by mask, whether or not an episode ended:
         # asking would be a host sync. In host memory (MuJoCo C) asking is free, so idle
         # steps skip the reset work.
@@ -511,6 +522,28 @@ class EnvBatch(gym.vector.VectorEnv):
         """Columns of each observation group."""
         return {g: int(b.shape[1]) for g, b in self._obs_buf.items()}
 
+    # --- left-right mirror (symmetry augmentation) ---------------------------------------------
+    def action_mirror(self) -> tuple[np.ndarray, np.ndarray]:
+        """The mirror image of an action vector as (perm, sign); tasks with a mirror override it."""
+        raise ConfigError(f"task '{self.task_name}' defines no mirror image of its actions, so symmetry "
+                          "is not available for it: train without symmetry")
+
+    def mirror_maps(self) -> dict[str, Any]:
+        """{"obs": {group: (perm, sign)}, "actions": (perm, sign)} as device tensors: the mirror
+        image of every observation group and of the actions (simrl.mirror.apply). Built anew on
+        each call (not state: a checkpoint does not hold it)."""
+        from simrl import mirror
+
+        perm, sign = self.action_mirror()
+        used = {slot.name for layout in self.obs_layout.values() for slot in layout}
+        terms = {name: f(self) for name, f in self.OBS_MIRROR.items() if name in used}
+        return {
+            "obs": {g: mirror.group_map(layout, terms, self.device, g)
+                    for g, layout in self.obs_layout.items()},
+            "actions": (torch.as_tensor(perm, device=self.device, dtype=torch.long),
+                        torch.as_tensor(sign, device=self.device, dtype=torch.float32)),
+        }
+
     # --- rendering ----------------------------------------------------------------------------
     def render(self, world: int = 0, width: int = 640, height: int = 480, camera: str | int | None = None):
         """rgb_array frame (height, width, 3) of env `world`, from the model's tracking camera."""
@@ -555,7 +588,7 @@ class EnvBatch(gym.vector.VectorEnv):
     @classmethod
     def check_terms(cls, cfg: EnvCfg) -> None:
         """Every reward and observation term `cfg` names exists (UnknownNameError otherwise)."""
-        from simrl.errors import ConfigError, UnknownNameError
+        from simrl.errors import UnknownNameError
 
         task = getattr(cfg, "task_name", cls.task_name)
 

@@ -96,6 +96,9 @@ class RobotCfg:
     # joint of motor 0, motor 1, ...]} (None: no low-level interface known)
     velocity_limit: PerJoint = None
     motors: dict[str, Any] | None = None
+    # left-right side markers in joint and body names, e.g. {left_: right_}: the mirror image
+    # symmetry augmentation trains on (simrl.mirror); None: the robot has no mirror
+    mirror: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -136,6 +136,11 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     if iterations is None:
         iterations = _per_device(cfg.task.max_iterations, kind)
     agent = OmegaConf.to_container(cfg.agent, resolve=True)
+    if cfg.get("symmetry"):  # every mini-batch also trains on its left-right mirror image
+        from simrl.rl.symmetry import symmetry_cfg
+
+        env.mirror_maps()  # a robot or task without a mirror stops here, in one line
+        agent["algorithm"]["symmetry_cfg"] = symmetry_cfg()
     if rank == 0:  # under torchrun only rank 0 writes
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
