@@ -231,6 +231,12 @@ class LocomotionEnv(EnvBatch):
         self.heading = torch.zeros(n, **f32)  # heading mode: the target yaw (world frame)
         self.moving = torch.zeros(n, device=dev, dtype=torch.bool)
         self.air_time = torch.zeros(n, len(sc.feet), **f32)
+        self.contact_time = torch.zeros(n, len(sc.feet), **f32)  # time since each foot's touchdown
+        # foot velocities by finite differences of their positions, where a reward uses them
+        self.track_foot_vel = "foot_slip" in {t.func for _, t in self._reward_terms}
+        self.foot_pos = torch.zeros(n, len(sc.feet), 3, **f32)
+        self.foot_vel = torch.zeros(n, len(sc.feet), 3, **f32)
+        self.foot_fresh = torch.ones(n, device=dev, dtype=torch.bool)  # foot_pos is pre-reset
         self.foot_tip = torch.as_tensor(self._foot_tips(), **f32)  # (feet, 3) in each foot body
         self.swing_peak = torch.zeros(n, len(sc.feet), **f32)  # max tip height over ground, this swing
         self.swing_peak_on_landing = torch.zeros_like(self.swing_peak)
@@ -388,6 +394,13 @@ class LocomotionEnv(EnvBatch):
         self.first_contact = first_contact
         self.air_time_on_landing = self.air_time * first_contact
         self.air_time.add_(self.dt).mul_(~self.contact)  # in place: stays a normal tensor
+        self.contact_time.add_(self.dt).mul_(self.contact)
+        if self.track_foot_vel:
+            pos = self.sim.xpos[:, self.feet].float()
+            vel = (pos - self.foot_pos) / self.dt
+            self.foot_vel = vel.masked_fill(self.foot_fresh[:, None, None], 0.0)
+            self.foot_pos = pos
+            self.foot_fresh = torch.zeros_like(self.foot_fresh)
         if self.track_swing:  # swing peaks: only where a reward uses them
             self.swing_peak_on_landing = self.swing_peak * first_contact
             torch.maximum(self.swing_peak, self._foot_clearance(), out=self.swing_peak)
@@ -457,6 +470,8 @@ class LocomotionEnv(EnvBatch):
         self.delay = torch.where(mask[:, None, None], delay, self.delay)
         self.action_queue = self.action_queue.masked_fill(mask[:, None, None], 0.0)
         self.air_time.masked_fill_(rows, 0.0)
+        self.contact_time.masked_fill_(rows, 0.0)
+        self.foot_fresh = self.foot_fresh | mask
         self.swing_peak.masked_fill_(rows, 0.0)
         self.last_joint_vel.masked_fill_(rows, 0.0)
         self._sample_commands(mask)
@@ -699,6 +714,31 @@ def crossed_share(env: LocomotionEnv) -> torch.Tensor:
     return (env.farthest > env.grid.cfg.tile_size / 2) & ~env.terminated_buf
 
 
+# --- biped gait terms (Isaac Lab's and mjlab's recipes, written for this env) -------------------
+def feet_air_time_biped(env: LocomotionEnv, threshold: float = 0.4) -> torch.Tensor:
+    """Single stance, rewarded: while exactly one foot is down, the shorter of the stance foot's
+    contact time and the swing foot's air time, capped at `threshold` s; only while asked to
+    move. Walking (one foot at a time, long enough) earns it; hopping and shuffling do not."""
+    in_mode = torch.where(env.contact, env.contact_time, env.air_time)
+    single = env.contact.sum(dim=1) == 1
+    reward = torch.where(single[:, None], in_mode, 0.0).min(dim=1).values.clamp(max=threshold)
+    return reward * (env.commands[:, :2].norm(dim=1) > 0.1)
+
+
+def foot_slip(env: LocomotionEnv) -> torch.Tensor:
+    """Squared horizontal speed (m/s)^2 of the feet that touch the ground, summed (weight it
+    negative): a planted foot should not slide."""
+    return (env.foot_vel[..., :2].square().sum(dim=-1) * env.contact).sum(dim=1)
+
+
+def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
+    """exp(-mean(((q - q_default) / std)^2)): stay near the default pose, each joint with its own
+    tolerance (`std_by_joint`: one number, a list in action order, or {joint regex: rad}; e.g. a
+    loose hip pitch and knee, a tight hip roll and yaw). In (0, 1], positive weight."""
+    z = (env.joint_pos - env.default_joint_pos) / std_by_joint
+    return torch.exp(-z.square().mean(dim=1))
+
+
 LocomotionEnv.OBS_TERMS = OBS
 
 
@@ -728,7 +768,8 @@ LocomotionEnv.TRACKING_TERMS = {f.__name__: f for f in (lin_vel_error, yaw_rate_
 LocomotionEnv.REWARD_TERMS = {
     f.__name__: f
     for f in (alive, track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,
-              joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time, foot_clearance)
+              joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time, foot_clearance,
+              feet_air_time_biped, foot_slip, posture)
 }
 
 # how a robot supplies each policy term (export writes it into policy.json for simrl.deploy)

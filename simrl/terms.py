@@ -7,8 +7,10 @@
 Params that name model objects (`body`, `bodies`, `joint`, `joints`, `site`, `sites`) take names
 or regexes (full match) and are resolved at start-up: a singular one to one id (an int), a plural
 one to a long tensor of ids on the env's device, in the order the patterns match. A name that
-matches nothing ends the start-up with one line listing the valid names. Other params pass as
-they are. No name is looked up inside a step.
+matches nothing ends the start-up with one line listing the valid names. Params whose name
+ends in `_by_joint` take one value per policy joint as a robot config's per-joint settings do (a
+number, a list in action order, or `{joint regex: value}`) and become a (joints,) float tensor.
+Other params pass as they are. No name is looked up inside a step.
 """
 
 from __future__ import annotations
@@ -99,7 +101,15 @@ def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any],
         raise ConfigError(f"{where}: params {missing} are required (give them in the term's params)")
     bound = {}
     for key, value in params.items():
-        if key in OBJECT_PARAMS:
+        if key.endswith("_by_joint"):
+            from simrl.robot import per_joint
+
+            joints = getattr(getattr(env, "robot", None), "joints", None)
+            if not joints:
+                raise ConfigError(f"{where}: {key} needs a robot with policy joints")
+            bound[key] = torch.as_tensor(per_joint(value, list(joints), f"{where}: {key}"),
+                                         device=env.device, dtype=torch.float32)
+        elif key in OBJECT_PARAMS:
             objtype, plural = OBJECT_PARAMS[key]
             ids = resolve(env.model, objtype, value, where)
             if plural:

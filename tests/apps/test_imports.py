@@ -6,9 +6,9 @@ import ast
 from pathlib import Path
 
 import pytest
-import simrl.envs
 
 import simrl
+import simrl.envs
 
 PACKAGE = Path(simrl.__file__).parent
 TASKS = Path(simrl.envs.__file__).parent  # the checkout's envs/ (a wheel's simrl/envs)
