@@ -106,6 +106,6 @@ def test_export_refuses_a_checkpoint_that_does_not_fit_its_run_config(quad_expor
                                      "critic": [{"name": "base_ang_vel"}]}}
     OmegaConf.save(cfg, resized / "config.yaml")
     shutil.copy(quad_dir / "model_1.pt", resized / "model_1.pt")
-    with pytest.raises(CheckpointError, match=r"expects observations \{'policy': 45, 'critic': 240\}.*"
+    with pytest.raises(CheckpointError, match=r"expects observations \{'policy': 45, 'critic': 54\}.*"
                                               r"\{'policy': 15, 'critic': 3\}"):
         export(_compose("export", f"checkpoint={resized}", "num_envs=8"))

@@ -380,3 +380,14 @@ def test_a_bare_terrain_field_overrides_the_runs_ground_and_a_named_ground_repla
     assert override_terrain(rough, stairs) == stairs  # terrain=stairs: the whole ground
     assert override_terrain(rough, "flat") == "flat"
     assert terrain_from(override_terrain(None, {"border": 7.0})).name == "flat"  # a plane stays one
+
+
+def test_on_a_plane_the_scan_is_one_point_and_on_a_grid_the_full_patch():
+    flat = simrl.make("quadruped", 2, device="cpu")
+    grid = simrl.make("quadruped", 2, device="cpu", cfg={"terrain": GRID})
+    assert flat.scan_points.shape == (1, 2) and grid.scan_points.shape == (17 * 11, 2)
+    assert grid.obs_dims["critic"] - flat.obs_dims["critic"] == 17 * 11 - 1
+    flat.reset()
+    # the one point reads the base's height over the plane minus the default pose's
+    z = flat.base_pos[:, 2] - flat.base_z0
+    torch.testing.assert_close(flat.OBS_TERMS["height_scan"](flat)[:, 0], z.clamp(-1, 1))
