@@ -4,7 +4,13 @@
 # machine's own torch; on an offline machine, the wheels of ../shared/offline put on PYTHONPATH).
 #
 #   bash bench/gpu.sh              # on a CUDA machine
+#   bash bench/gpu.sh --sweeps     # also the size sweeps (sim layer, 1k/16k worlds, rough terrain)
 #   bash bench/gpu.sh --rehearse   # the same steps on the CPU (Warp's CPU device, tiny sizes)
+#
+# The most informative steps come first: learning on the GPU (the quadruped, Menagerie Go1 and
+# G1 trained at 4096 envs, each evaluated against the walking criterion), then the PPO
+# iteration's shares, graphs on/off and the launch budget at 4096 worlds; the size sweeps only
+# with --sweeps, since the budget does not hold them all.
 #
 # Each step runs under `timeout`, and all of them within $SIMRL_GPU_BUDGET_S seconds (default
 # 480: a step never outlives the budget, and a step with under 20 s left is skipped); a failed
@@ -13,12 +19,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-REHEARSE=0
-case "${1:-}" in
-  --rehearse) REHEARSE=1 ;;
-  "") ;;
-  *) echo "usage: bash bench/gpu.sh [--rehearse]" >&2; exit 2 ;;
-esac
+REHEARSE=0 SWEEPS=0
+for arg in "$@"; do
+  case "$arg" in
+    --rehearse) REHEARSE=1 ;;
+    --sweeps) SWEEPS=1 ;;
+    *) echo "usage: bash bench/gpu.sh [--rehearse] [--sweeps]" >&2; exit 2 ;;
+  esac
+done
 OUT_DIR="${SIMRL_GPU_RESULTS:-./gpu-results}"
 mkdir -p "$OUT_DIR"
 LOG="$OUT_DIR/gpu.log"
@@ -29,15 +37,15 @@ export PYTHONUNBUFFERED=1
 
 if [[ $REHEARSE == 1 ]]; then
   DEVICE=cpu SIZES="4" STEPS=2 REPEATS=1 ITER_ENVS=4 TRAIN_ENVS=8 ITERS=2 PLAY_ENVS=2
-  TRAIN_SIM="sim=mjwarp" PLAY_EXTRA="task.cfg.episode_length_s=0.2"
-  LIMIT_SHORT=300 LIMIT_LONG=600 ROUGH_SIZES="4" ROUGH_STEPS=2
+  TRAIN_SIM="sim=mjwarp" PLAY_EXTRA="task.cfg.episode_length_s=1.2" ROBOT_ITERS=1 G1_MINUTES=0.05
+  LIMIT_SHORT=300 LIMIT_LONG=600 ROUGH_SIZES="4" ROUGH_STEPS=2 SWEEP_SIZES="4"
 else
-  DEVICE=cuda:0 SIZES="1024 4096 16384" STEPS=100 REPEATS=1 ITER_ENVS=4096 TRAIN_ENVS=4096
-  ITERS=150 PLAY_ENVS=256 TRAIN_SIM="" PLAY_EXTRA=""
-  LIMIT_SHORT=150 LIMIT_LONG=300 ROUGH_SIZES="1024 4096" ROUGH_STEPS=50
+  DEVICE=cuda:0 SIZES="4096" STEPS=100 REPEATS=1 ITER_ENVS=4096 TRAIN_ENVS=4096
+  ITERS=150 PLAY_ENVS=256 TRAIN_SIM="" PLAY_EXTRA="" ROBOT_ITERS=200 G1_MINUTES=1.5
+  LIMIT_SHORT=150 LIMIT_LONG=300 ROUGH_SIZES="1024 4096" ROUGH_STEPS=50 SWEEP_SIZES="1024 4096 16384"
 fi
 
-BUDGET="${SIMRL_GPU_BUDGET_S:-480}"
+BUDGET="${SIMRL_GPU_BUDGET_S:-$([[ $REHEARSE == 1 ]] && echo 1500 || echo 480)}"  # CPU: Warp compiles
 FAILED=()
 run_step() {  # run_step NAME LIMIT_S CMD...: time it, bound it, keep going on failure
   local name=$1 limit=$2; shift 2
@@ -68,27 +76,52 @@ print('python', sys.version.split()[0], '| torch', torch.__version__, '| CUDA', 
       '| warp', warp.__version__, '| mujoco', mujoco.__version__, '| mujoco_warp', mujoco_warp.__version__)
 if torch.cuda.is_available(): print('device', torch.cuda.get_device_name(0))
 "
-# CUDA graphs on vs off, the sim layer alone and the quadruped task (no CPU baselines here)
-run_step "sim layer, graphs on/off" "$LIMIT_LONG" "$PY" -m simrl.bench graphs --what sim \
-  --device "$DEVICE" --num-worlds $SIZES --steps "$STEPS" --repeats "$REPEATS"
-run_step "quadruped task, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench graphs --what task \
-  --device "$DEVICE" --num-worlds $SIZES --steps "$STEPS" --repeats "$REPEATS"
+# learning first: train at 4096 envs, then evaluate against the walking criterion (simrl.play:
+# lin-vel error <= 0.2 m/s and <= 5% falls on each of play.yaml's commands)
+train_and_check() {  # train_and_check NAME RUN_DIR TRAIN_OVERRIDES...
+  local name=$1 dir=$2; shift 2
+  rm -rf "$dir"
+  local t0=$SECONDS
+  local failed=${#FAILED[@]}
+  run_step "train $name" "$LIMIT_LONG" "$PY" train.py device="$DEVICE" $TRAIN_SIM \
+    num_envs="$TRAIN_ENVS" progress=false hydra.run.dir="$dir" "$@"
+  echo "train $name wall s (incl. start-up): $((SECONDS - t0))"
+  if (( ${#FAILED[@]} > failed )); then  # no checkpoint to evaluate
+    echo "== play $name: skipped, its training failed"
+    FAILED+=("play $name (skipped: training failed)")
+    return 0
+  fi
+  run_step "play $name: tracking, falls, criterion" "$LIMIT_SHORT" "$PY" -c "
+import sys, simrl
+from simrl.rl.learnbench import Criterion
+r = simrl.play(sys.argv[1], *sys.argv[2:]).results
+miss = Criterion().failures(r)
+print('walking criterion:', 'met' if not miss else 'not met: ' + '; '.join(miss))
+" "$dir" device="$DEVICE" num_envs="$PLAY_ENVS" progress=false $PLAY_EXTRA
+}
+train_and_check quadruped "$OUT_DIR/train" max_iterations="$ITERS"
+train_and_check "Menagerie Go1" "$OUT_DIR/train_go1" robot=unitree_go1 max_iterations="$ROBOT_ITERS"
+
 run_step "PPO iteration shares" "$LIMIT_SHORT" "$PY" -m simrl.bench iteration --backend mjwarp \
   --device "$DEVICE" --num-worlds "$ITER_ENVS" $([[ $REHEARSE == 1 ]] && echo --quick)
-RUN_DIR="$OUT_DIR/train"
-rm -rf "$RUN_DIR"
-t0=$SECONDS
-run_step "train to the walking criterion" "$LIMIT_LONG" "$PY" train.py device="$DEVICE" $TRAIN_SIM \
-  num_envs="$TRAIN_ENVS" max_iterations="$ITERS" progress=false hydra.run.dir="$RUN_DIR"
-echo "train wall s (incl. start-up): $((SECONDS - t0))"
-run_step "play: tracking and falls" "$LIMIT_SHORT" "$PY" play.py checkpoint="$RUN_DIR" \
-  device="$DEVICE" num_envs="$PLAY_ENVS" progress=false $PLAY_EXTRA
-
-# the rough terrain compiles its own kernels (~2 min on an H200): two sizes, half the steps
-run_step "rough-terrain task, graphs on/off" "$LIMIT_LONG" "$PY" -m simrl.bench graphs --what task \
-  --terrain rough --device "$DEVICE" --num-worlds $ROUGH_SIZES --steps "$ROUGH_STEPS" --repeats "$REPEATS"
+run_step "quadruped task, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench graphs --what task \
+  --device "$DEVICE" --num-worlds $SIZES --steps "$STEPS" --repeats "$REPEATS"
 run_step "launches and syncs per env step" "$LIMIT_SHORT" "$PY" -m simrl.bench launches \
   --device "$DEVICE" --num-worlds "${ITER_ENVS}" --steps 3
+# G1 (29 joints) with what the budget leaves: its figures whether or not it walks yet
+train_and_check "Unitree G1" "$OUT_DIR/train_g1" task=humanoid max_minutes="$G1_MINUTES" \
+  max_iterations=100000
+
+if [[ $SWEEPS == 1 ]]; then
+  # CUDA graphs on vs off over sizes, the sim layer alone and the quadruped task
+  run_step "sim layer, graphs on/off" "$LIMIT_LONG" "$PY" -m simrl.bench graphs --what sim \
+    --device "$DEVICE" --num-worlds $SWEEP_SIZES --steps "$STEPS" --repeats "$REPEATS"
+  run_step "quadruped task sizes, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench graphs --what task \
+    --device "$DEVICE" --num-worlds $SWEEP_SIZES --steps "$STEPS" --repeats "$REPEATS"
+  # the rough terrain compiles its own kernels (~2 min on an H200): two sizes, half the steps
+  run_step "rough-terrain task, graphs on/off" "$LIMIT_LONG" "$PY" -m simrl.bench graphs --what task \
+    --terrain rough --device "$DEVICE" --num-worlds $ROUGH_SIZES --steps "$ROUGH_STEPS" --repeats "$REPEATS"
+fi
 
 echo
 if [[ ${#FAILED[@]} == 0 ]]; then

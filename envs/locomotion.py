@@ -267,6 +267,7 @@ class LocomotionEnv(EnvBatch):
         size = self.cfg.height_scan_size
         if size is None:
             size = (1.6, 1.0) if sc.terrain is not None else (0.0, 0.0)
+        self.height_scan_size = (float(size[0]), float(size[1]))
         self.scan_points = scan_points(size, self.cfg.height_scan_spacing, dev)
         self.base_z0 = float(m.key_qpos[0, self.root_qpos + 2])  # the default pose's base height
         self.grid = sc.terrain
@@ -518,6 +519,9 @@ class LocomotionEnv(EnvBatch):
             self.types.fill_(types.index(kind))
         self.curriculum = False
 
+    def resolved_cfg(self) -> dict[str, Any]:
+        return {"height_scan_size": list(self.height_scan_size)}  # the critic's width
+
     def episode_log(self) -> dict[str, float]:
         log = super().episode_log()
         if self.grid is not None:  # one more read per iteration, not per step
@@ -741,7 +745,7 @@ def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
     """exp(-mean(((q - q_default) / std)^2)): stay near the default pose, each joint with its own
     tolerance (`std_by_joint`: one number, a list in action order, or {joint regex: rad}; e.g. a
     loose hip pitch and knee, a tight hip roll and yaw). In (0, 1], positive weight."""
-    z = (env.joint_pos - env.default_joint_pos) / std_by_joint
+    z = (env.joint_pos - env.default_joint_pos) / std_by_joint.clamp(min=1e-6)
     return torch.exp(-z.square().mean(dim=1))
 
 

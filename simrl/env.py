@@ -522,6 +522,12 @@ class EnvBatch(gym.vector.VectorEnv):
         """Columns of each observation group."""
         return {g: int(b.shape[1]) for g, b in self._obs_buf.items()}
 
+    def resolved_cfg(self) -> dict[str, Any]:
+        """Config fields whose value this env chose at build time (a None default resolved), as
+        plain data: a run's saved config records them, so replaying it under other overrides
+        (play on another terrain) builds the same network inputs. Tasks with such fields extend it."""
+        return {}
+
     # --- left-right mirror (symmetry augmentation) ---------------------------------------------
     def action_mirror(self) -> tuple[np.ndarray, np.ndarray]:
         """The mirror image of an action vector as (perm, sign); tasks with a mirror override it."""

@@ -66,8 +66,8 @@ def joint_signs(model: mujoco.MjModel, joints: Sequence[str], index: np.ndarray,
     rot = d.xmat[root_body].reshape(3, 3)
     ids = [model.joint(j).id for j in joints]
     for j, i in zip(joints, ids, strict=True):
-        if int(model.jnt_type[i]) not in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
-            raise ConfigError(f"joint '{j}' is not a hinge or slide joint: a mirror maps 1-dof joints only")
+        if int(model.jnt_type[i]) != int(mujoco.mjtJoint.mjJNT_HINGE):
+            raise ConfigError(f"joint '{j}' is not a hinge: the mirror's sign rule is the one of rotations")
     axes = rot.T @ d.xaxis[ids].T  # (3, joints) in the base frame
     signs = -np.einsum("ij,ij->j", axes[:, index], M @ axes)
     for k, s in enumerate(signs):
@@ -163,6 +163,10 @@ def robot_mirror(scene) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     qpos = model.key_qpos[0] if model.nkey else None
     sign = joint_signs(model, robot.joints, index, scene.root_body, qpos)
     feet = swap_index(robot.feet, robot.mirror, "foot body")
+    if scene.imu_pos is not None and abs(float(scene.imu_pos[1])) > 1e-6:
+        raise ConfigError(f"robot '{robot.name}': the IMU sits {scene.imu_pos[1]:+.3f} m off the base's "
+                          "x-z plane, so its velocity has no mirror image among the readings: "
+                          "put the IMU site on the plane (y = 0) to use symmetry")
     q0 = np.asarray(scene.default_joint_pos, dtype=np.float64)
     bad = [robot.joints[k] for k in range(len(q0)) if abs(q0[index[k]] * sign[k] - q0[k]) > 1e-6]
     if bad:

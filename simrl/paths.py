@@ -30,8 +30,10 @@ class CheckoutTasks:
 
     @staticmethod
     def find_spec(name: str, path=None, target=None):
+        if name != "simrl.envs":
+            return None
         init = ROOT / "envs" / "__init__.py"
-        if name != "simrl.envs" or (_PACKAGE / "envs").is_dir() or not init.is_file():
+        if (_PACKAGE / "envs").is_dir() or not init.is_file():
             return None
         from importlib.util import spec_from_file_location
 

@@ -107,8 +107,11 @@ def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any],
             joints = getattr(getattr(env, "robot", None), "joints", None)
             if not joints:
                 raise ConfigError(f"{where}: {key} needs a robot with policy joints")
-            bound[key] = torch.as_tensor(per_joint(value, list(joints), f"{where}: {key}"),
-                                         device=env.device, dtype=torch.float32)
+            values = per_joint(value, list(joints), f"{where}: {key}")
+            if values is None:
+                raise ConfigError(f"{where}: {key} needs a value: a number, a list in action order, "
+                                  "or {joint regex: value}")
+            bound[key] = torch.as_tensor(values, device=env.device, dtype=torch.float32)
         elif key in OBJECT_PARAMS:
             objtype, plural = OBJECT_PARAMS[key]
             ids = resolve(env.model, objtype, value, where)

@@ -26,7 +26,8 @@ def evaluate(
     `command`: pinned with `env.set_commands` (tasks that track commands) for the whole run.
     A fall is an episode that ended by termination before its time limit. Each of the task's
     TRACKING_TERMS is averaged over each episode's steps after the first `settle_s` seconds,
-    then over the episodes; each of its METRIC_TERMS is read at each episode's end and averaged.
+    then over the episodes that lasted that long (NaN where none did); each of its METRIC_TERMS
+    is read at each episode's end and averaged.
     """
     env.reset()
     recording, env.record_metrics = env.record_metrics, True
@@ -65,10 +66,11 @@ def _evaluate(env, policy, command, settle_s, progress) -> dict[str, float]:
             break
         if command is not None:
             env.set_commands(*command)  # resets resample commands: pin them again
-    c = counted.clamp(min=1)
+    some = counted > 0  # episodes that lasted past the settling time; none: the figure is NaN
+    per_episode = {k: v[some] / counted[some] for k, v in tracked.items()}
     return {
         **{k: float(v.mean()) for k, v in metrics.items()},
-        **{k: float((v / c).mean()) for k, v in tracked.items()},
+        **{k: float(v.mean()) if v.numel() else float("nan") for k, v in per_episode.items()},
         "episodes": n,
         "mean_return": float(ret.mean()),
         "fall_share": float(fell.float().mean()),

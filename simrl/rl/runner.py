@@ -433,7 +433,11 @@ class Trainer:
                 # one iteration of rsl-rl's own loop; under torchrun it also re-broadcasts rank
                 # 0's weights, which the ranks already share (the update averages gradients)
                 runner.current_learning_iteration = it
-                runner.learn(1)
+                if runner.is_distributed and it > start:  # its "Synchronizing parameters" line,
+                    with contextlib.redirect_stdout(io.StringIO()):  # once per run, not per iteration
+                        runner.learn(1)
+                else:
+                    runner.learn(1)
                 h = self.hooks.iteration
                 self.iteration = it + 1
                 t_iter = h["collect_s"] + h["learn_s"]

@@ -17,7 +17,7 @@ def _gpu_script(tmp_path, **env_vars):
     from simrl import ROOT
 
     env = {**os.environ, "SIMRL_GPU_RESULTS": str(tmp_path), **env_vars}
-    return subprocess.run(["bash", str(ROOT / "bench" / "gpu.sh"), "--rehearse"], env=env,
+    return subprocess.run(["bash", str(ROOT / "bench" / "gpu.sh"), "--rehearse", "--sweeps"], env=env,
                           capture_output=True, text=True, timeout=900)
 
 
@@ -27,17 +27,25 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
     log = (tmp_path / "gpu.log").read_text()
     assert r.returncode == 0, log[-3000:]
     assert "simrl GPU check: all steps passed" in log
-    for step in ("sim layer, graphs on/off", "quadruped task, graphs on/off", "PPO iteration shares",
-                 "train to the walking criterion", "play: tracking and falls",
-                 "launches and syncs per env step", "rough-terrain task, graphs on/off"):
-        assert f"-- {step}: exit 0" in log, step
-    assert (tmp_path / "train" / "model_2.pt").is_file()
+    steps = re.findall(r"^-- (.*): exit 0", log, flags=re.M)
+    assert steps == ["versions", "train quadruped", "play quadruped: tracking, falls, criterion",
+                     "train Menagerie Go1", "play Menagerie Go1: tracking, falls, criterion",
+                     "PPO iteration shares", "quadruped task, graphs on/off",
+                     "launches and syncs per env step",
+                     "train Unitree G1", "play Unitree G1: tracking, falls, criterion",
+                     "sim layer, graphs on/off", "quadruped task sizes, graphs on/off",
+                     "rough-terrain task, graphs on/off"], steps  # learning first, sweeps last
+    assert (tmp_path / "train" / "model_2.pt").is_file() and (tmp_path / "train_go1" / "model_1.pt").is_file()
+    assert any((tmp_path / "train_g1").glob("model_*.pt"))
+    # each evaluation says whether the criterion is met (2 iterations: it is not)
+    assert log.count("walking criterion: not met: ") == 3
     assert "graphs on env-steps/s" in log
     assert "quadruped task, random actions, terrain rough" in log
     # play: the 2-iteration run, 2 episodes (PLAY_ENVS) under each command of configs/play.yaml
     assert "(iteration 2) on quadruped, 2 episodes per command" in log
     commands = re.findall(r"cmd \[([^]]*)\]: return (\S+) \| lin-vel error (\S+) m/s", log)
-    assert [c for c, _, _ in commands] == ["0.5, 0.0, 0.0", "1.0, 0.0, 0.0", "0.0, 0.0, 0.0"], commands
+    assert [c for c, _, _ in commands[:3]] == ["0.5, 0.0, 0.0", "1.0, 0.0, 0.0", "0.0, 0.0, 0.0"], commands
+    assert len(commands) == 9  # the quadruped, Go1 and G1 under the same three commands
     # finite figures from real episodes: a NaN or an empty evaluation would print nan
     assert all(math.isfinite(float(ret)) and 0 <= float(err) < 5 for _, ret, err in commands), commands
     # the launches table: both rows, zero syncs
@@ -48,5 +56,6 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
 def test_gpu_script_reports_failed_steps_and_keeps_going(tmp_path):
     r = _gpu_script(tmp_path, PYTHON="false")  # every python step fails at once
     log = (tmp_path / "gpu.log").read_text()
-    assert r.returncode == 8, log  # versions, 3 graphs tables, iteration, train, play, launches
-    assert "8 step(s) failed: versions (exit 1)" in log
+    # versions, 3 x (train, play), iteration, task graphs, launches, 3 sweeps
+    assert r.returncode == 13, log
+    assert "13 step(s) failed: versions (exit 1)" in log

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 import simrl
@@ -37,3 +39,9 @@ def test_a_terrain_run_reports_the_crossing_and_a_task_without_tracking_none():
     cart = simrl.make("cartpole", 4, device="cpu")
     r = evaluate(cart, _zeros(cart))
     assert "lin_vel_error" not in r and 0.0 <= r["fall_share"] <= 1.0 and r["episodes"] == 4
+
+
+def test_episodes_shorter_than_the_settling_time_give_no_tracking_figure():
+    env = simrl.make("quadruped", 2, device="cpu", cfg={"episode_length_s": 0.5})
+    r = evaluate(env, _zeros(env), command=(0.5, 0.0, 0.0))  # 1 s to settle, 0.5 s episodes
+    assert math.isnan(r["lin_vel_error"]) and math.isnan(r["yaw_rate_error"])
