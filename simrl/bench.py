@@ -331,13 +331,15 @@ def _bench_export(onnx_path: str | None, runs: int, tmp: Path) -> None:
               f"{trt['latency_us_p99']:>10.1f}   (end to end: host -> GPU -> host)")
 
 
-def bench_iteration(n: int, iterations: int, device: str, backend: str, nthread: int) -> dict:
-    """Seconds per PPO iteration split into physics, task logic, policy/storage and update."""
+def bench_iteration(n: int, iterations: int, device: str, backend: str, nthread: int,
+                    cfg: dict | None = None) -> dict:
+    """Seconds per PPO iteration split into physics, task logic, policy/storage and update
+    (`cfg`: quadruped task fields over the defaults)."""
     from simrl.registry import make
     from simrl.rl.runner import Trainer
 
     kw = {"nthread": nthread} if backend == "mujoco" else {}
-    env = make("quadruped", num_envs=n, device=device, backend=backend, sim=kw)
+    env = make("quadruped", num_envs=n, device=device, backend=backend, sim=kw, cfg=cfg)
     agent = _quadruped_agent()
     trainer = Trainer(env, agent)
     trainer.learn(1, progress=False)  # warm-up (graph capture, allocation)
@@ -461,6 +463,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--num-worlds", type=int, nargs="+", default=None)
     p.add_argument("--steps", type=int, default=None, help="control steps per timing")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--versus", action="append", default=[], metavar="FIELD=VALUE",
+                   help="iteration mode: also the task with these config fields (yaml values), "
+                        "alternated with the default --repeats times, and the ratio")
     p.add_argument("--nthread", type=int, default=0, help="0: all CPUs")
     p.add_argument("--quick", action="store_true", help="small sizes (CI smoke run)")
     args = p.parse_args(argv)
@@ -527,10 +532,24 @@ def main(argv: list[str] | None = None) -> None:
         print(f"PPO iteration time shares, quadruped, backend {backend} on {dev}")
         print(f"{'envs':>7} {'s/iter':>8} {'steps/s':>10} {'physics':>8} {'task':>6} "
               f"{'policy+storage':>15} {'PPO update':>11}")
+        import yaml
+
+        versus = {k: yaml.safe_load(v) for k, _, v in (w.partition("=") for w in args.versus)}
         for n in sizes:
-            r = bench_iteration(n, 2 if args.quick else 5, str(dev), backend, nthread)
-            print(f"{n:>7} {r['iteration_s']:>8.2f} {r['steps_per_s']:>10,.0f} {r['physics']:>8.0%} "
-                  f"{r['task']:>6.0%} {r['policy_storage']:>15.0%} {r['ppo_update']:>11.0%}")
+            times: dict[str, list[float]] = {"default": [], "versus": []}
+            for _ in range(args.repeats if versus else 1):
+                for label in ("default", "versus") if versus else ("default",):
+                    r = bench_iteration(n, 2 if args.quick else 5, str(dev), backend, nthread,
+                                        versus if label == "versus" else None)
+                    times[label].append(r["iteration_s"])
+                    name = f"{n}" if label == "default" else f"{n} {args.versus}"
+                    print(f"{name:>7} {r['iteration_s']:>8.2f} {r['steps_per_s']:>10,.0f} "
+                          f"{r['physics']:>8.0%} {r['task']:>6.0%} {r['policy_storage']:>15.0%} "
+                          f"{r['ppo_update']:>11.0%}")
+            if versus:
+                a, b = statistics.median(times["default"]), statistics.median(times["versus"])
+                print(f"median s/iter over {args.repeats} alternations: default {a:.3f}, {args.versus} "
+                      f"{b:.3f}: default/versus {a / b:.3f}")
         _rerun(argv)
         return
 
