@@ -54,6 +54,8 @@ def _critic_obs() -> list[ObsTerm]:
     ]
 
 
+GRID_SCAN_SIZE = (1.6, 1.0)  # m, x and y: the height scan on a terrain grid (height_scan_size None)
+
 # legged_gym's flat-terrain weights (A1), multiplied by the control dt at run time
 FLAT_REWARDS = {
     "track_lin_vel": 1.0,
@@ -80,7 +82,7 @@ class LocomotionCfg(EnvCfg):
         "effort_scale": (1.0, 1.0), "joint_friction": (0.0, 0.0), "joint_damping": (0.0, 0.0),
         "joint_armature": (0.0, 0.0), "com_offset": 0.0, "gyro_bias": 0.0, "gravity_bias": 0.0,
         "ground_dampratio": (1.0, 1.0), "terrain": "flat", "history": 1, "heading_command": False,
-        "spawn_clear": False, "height_scan_size": (1.6, 1.0),
+        "spawn_clear": False, "height_scan_size": GRID_SCAN_SIZE,
     }
     robot: Any = "quadruped"  # a configs/robot name, a path to a robot yaml, or its fields
     keyframe: str | None = "home"  # the assembled scene's default pose
@@ -266,7 +268,7 @@ class LocomotionEnv(EnvBatch):
         self.field = HeightField(sc.terrain, dev)
         size = self.cfg.height_scan_size
         if size is None:
-            size = (1.6, 1.0) if sc.terrain is not None else (0.0, 0.0)
+            size = GRID_SCAN_SIZE if sc.terrain is not None else (0.0, 0.0)
         self.height_scan_size = (float(size[0]), float(size[1]))
         self.scan_points = scan_points(size, self.cfg.height_scan_spacing, dev)
         self.base_z0 = float(m.key_qpos[0, self.root_qpos + 2])  # the default pose's base height
@@ -757,20 +759,15 @@ def _imu_frame(env: LocomotionEnv):
     return None if env.imu_rot is None else env.imu_rot.double().cpu().numpy()
 
 
-def _joint_mirror(env: LocomotionEnv):
-    index, sign, _ = env.robot_mirror
-    return index, sign
-
-
 # the left-right mirror image of one frame of each term (simrl.mirror): symmetry augmentation
 LocomotionEnv.OBS_MIRROR = {
     "base_lin_vel": lambda env: mirror.vector(_imu_frame(env)),
     "base_ang_vel": lambda env: mirror.axial(_imu_frame(env)),
     "projected_gravity": lambda env: mirror.vector(_imu_frame(env)),
     "command": lambda env: mirror.velocity_command(),
-    "joint_pos": _joint_mirror,
-    "joint_vel": _joint_mirror,
-    "last_action": _joint_mirror,
+    "joint_pos": LocomotionEnv.action_mirror,  # joint order and signs, as the actions
+    "joint_vel": LocomotionEnv.action_mirror,
+    "last_action": LocomotionEnv.action_mirror,
     "foot_contact": lambda env: (env.robot_mirror[2], np.ones(env.feet.numel())),
     "ground_friction": lambda env: mirror.same(1),
     "height_scan": lambda env: mirror.points_y(env.scan_points.double().cpu().numpy()),

@@ -135,9 +135,9 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     iterations = cfg.max_iterations
     if iterations is None:
         iterations = _per_device(cfg.task.max_iterations, kind)
-    if env.resolved_cfg():  # what the env chose for None fields: a replay builds the same inputs
-        cfg.task.cfg = {**OmegaConf.to_container(cfg.task.get("cfg") or {}, resolve=True),
-                        **env.resolved_cfg()}
+    resolved = env.resolved_cfg()  # what the env chose for None fields: a replay builds the same inputs
+    if resolved:
+        cfg.task.cfg = {**OmegaConf.to_container(cfg.task.get("cfg") or {}, resolve=True), **resolved}
     agent = OmegaConf.to_container(cfg.agent, resolve=True)
     if cfg.get("symmetry"):  # every mini-batch also trains on its left-right mirror image
         from simrl.rl.symmetry import symmetry_cfg

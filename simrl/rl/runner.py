@@ -433,11 +433,9 @@ class Trainer:
                 # one iteration of rsl-rl's own loop; under torchrun it also re-broadcasts rank
                 # 0's weights, which the ranks already share (the update averages gradients)
                 runner.current_learning_iteration = it
-                if runner.is_distributed and it > start:  # its "Synchronizing parameters" line,
-                    with contextlib.redirect_stdout(io.StringIO()):  # once per run, not per iteration
-                        runner.learn(1)
-                else:
-                    runner.learn(1)
+                quiet = runner.is_distributed and it > start  # its "Synchronizing parameters"
+                with contextlib.redirect_stdout(io.StringIO()) if quiet else contextlib.nullcontext():
+                    runner.learn(1)  # line once per run, not once per iteration
                 h = self.hooks.iteration
                 self.iteration = it + 1
                 t_iter = h["collect_s"] + h["learn_s"]
