@@ -77,10 +77,15 @@ class Limits:
     state_timeout_s: float = 0.05
     overrun_streak: int = 5
     joint_margin: float = 0.05  # rad past a position limit before it is a fault
+    # where the actuated joints sit in the `joint_pos`/`joint_vel` readings; None: the first n, as
+    # a robot reports its motors (a task over a whole model, cartpole, also reads unactuated ones)
+    joint_index: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.damping_kd is None:
             self.damping_kd = np.asarray(self.kd, dtype=np.float64).copy()
+        if self.joint_index is None:
+            self.joint_index = np.arange(len(self.default_pose))
 
 
 def limits_from_meta(meta: dict[str, Any], **overrides) -> Limits:
@@ -282,7 +287,7 @@ class Controller:
         for name, v in r.items():
             if not np.isfinite(np.asarray(v, dtype=np.float64)).all():
                 return f"non-finite reading '{name}'"
-        q, dq = np.asarray(r["joint_pos"]), np.asarray(r["joint_vel"])
+        q, dq = np.asarray(r["joint_pos"])[lim.joint_index], np.asarray(r["joint_vel"])[lim.joint_index]
         lo, hi = lim.joint_pos[:, 0] - lim.joint_margin, lim.joint_pos[:, 1] + lim.joint_margin
         out = np.flatnonzero((q < lo) | (q > hi))
         if out.size:
@@ -309,8 +314,9 @@ class Controller:
             return self._damping()
         if self.state == "stand":
             if self._stand_from is None:
-                self._stand_from = np.asarray(r["joint_pos"], dtype=np.float64).copy()
-            a = min(1.0, (now - self._stand_t0) / max(lim.stand_s, 1e-9))
+                self._stand_from = np.asarray(r["joint_pos"], dtype=np.float64)[lim.joint_index].copy()
+            # stand_s 0: the default pose at once (a simulation whose episode starts in it)
+            a = 1.0 if lim.stand_s <= 0 else min(1.0, (now - self._stand_t0) / lim.stand_s)
             self._stood = a >= 1.0
             q = (1 - a) * self._stand_from + a * lim.default_pose
             return JointCommand(q=q, kp=lim.kp, kd=lim.kd)

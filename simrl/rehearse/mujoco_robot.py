@@ -1,8 +1,11 @@
 """A robot simulated in MuJoCo C, in-process, behind the controller's `Robot` protocol.
 
-The scene is rebuilt from policy.json as sim-to-sim does; `send` sets each actuator's PD (kp,
-kd and target, as a robot's motor drivers do), and the clock is the simulation's: `sleep_until`
-steps the physics to that time, so a controller run is deterministic and as fast as MuJoCo.
+The scene is rebuilt from policy.json as sim-to-sim does (or given: a terrain, a friction);
+`send` sets each position actuator's PD (kp, kd and target, as a robot's motor drivers do) and
+writes a motor actuator's command as its control value (cartpole's force), and the clock is the
+simulation's: `sleep_until` steps the physics to that time, so a controller run is
+deterministic and as fast as MuJoCo. Sim-to-sim (`simrl.rl.sim2sim`) is the controller driving
+this robot.
 Faults can be injected for tests: `freeze()` stops new state reports (a dead link), and
 `poison` writes a value into the next reading.
 """
@@ -18,21 +21,27 @@ from simrl.deploy.controller import JointCommand, RobotState
 
 
 def set_motor_pd(m: mujoco.MjModel, d: mujoco.MjData, actuators: np.ndarray, q, kp, kd) -> None:
-    """Make each of `actuators` (position actuators) a motor driver's PD: torque kp (q - qpos)
-    - kd qvel, as a robot's joint servo applies a low-level command."""
-    kp = np.asarray(kp, dtype=np.float64)
-    m.actuator_gainprm[actuators, 0] = kp
-    m.actuator_biasprm[actuators, 1] = -kp
-    m.actuator_biasprm[actuators, 2] = -np.asarray(kd, dtype=np.float64)
+    """Make each of `actuators` that is a position servo (affine bias) a motor driver's PD:
+    torque kp (q - qpos) - kd qvel, as a robot's joint servo applies a low-level command. An
+    actuator without a bias (a motor) keeps its gains and takes `q` as its control value."""
+    actuators = np.asarray(actuators)
+    servo = m.actuator_biastype[actuators] == mujoco.mjtBias.mjBIAS_AFFINE
+    pd = actuators[servo]
+    kp = np.broadcast_to(np.asarray(kp, dtype=np.float64), actuators.shape)[servo]
+    kd = np.broadcast_to(np.asarray(kd, dtype=np.float64), actuators.shape)[servo]
+    m.actuator_gainprm[pd, 0] = kp
+    m.actuator_biasprm[pd, 1] = -kp
+    m.actuator_biasprm[pd, 2] = -kd
     d.ctrl[actuators] = q
 
 
 class MujocoRobot:
-    def __init__(self, meta: dict[str, Any], keyframe: bool = True, seed: int = 0):
+    def __init__(self, meta: dict[str, Any], keyframe: bool = True,
+                 model: mujoco.MjModel | None = None):
         from simrl.rl.sim2sim import Readings, scene_model
 
         self.meta = meta
-        self.m, _ = scene_model(meta)
+        self.m = model if model is not None else scene_model(meta)[0]
         self.d = mujoco.MjData(self.m)
         spec = meta.get("deploy", {})
         key = -1
@@ -71,6 +80,12 @@ class MujocoRobot:
 
     def close(self) -> None:
         pass
+
+    def restart(self) -> None:
+        """Report the state as it is now (after the caller reset or moved the simulation)."""
+        mujoco.mj_forward(self.m, self.d)
+        self.frozen = False
+        self._state = self._report()
 
     # --- fault injection ----------------------------------------------------------------------
     def freeze(self) -> None:

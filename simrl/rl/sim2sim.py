@@ -6,11 +6,15 @@ policy sees only what a robot would give it (joint encoders, IMU gyro, orientati
 velocimeter, the command, a target pose) at the control rate, and episodes start, last and end
 as the export's `deploy` section says: its `target` (a pose drawn per episode, the reading
 `target_pose`) and `success` (a site held within a tolerance of it) serve any arm. It is the
-rehearsal of deployment before hardware.
+rehearsal of deployment before hardware: each episode is the deploy controller
+(`simrl.deploy.controller`: its stand, policy and safety envelope) driving a simulated robot
+(`simrl.rehearse.mujoco_robot`), the loop that runs on the robot, not one of its own.
 """
 
 from __future__ import annotations
 
+import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +22,10 @@ import mujoco
 import numpy as np
 
 from simrl.deploy import DeployPolicy
+from simrl.deploy.controller import Controller, Limits, limits_from_meta
 from simrl.deploy.runtime import projected_gravity
 from simrl.paths import ASSETS
+from simrl.rehearse.mujoco_robot import MujocoRobot
 
 IMU_READINGS = {"gyro": "imu_gyro", "quat": "imu_quat", "base_lin_vel": "imu_vel"}
 
@@ -163,16 +169,14 @@ def site_error(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any],
     return float(np.linalg.norm(pos - target[:3])), float(angle)
 
 
-def control_step(m: mujoco.MjModel, d: mujoco.MjData, targets: np.ndarray, decimation: int) -> None:
-    """Hold `targets` for `decimation` physics steps, then bring the sensors up to date.
-
-    mj_step evaluates sensors before it integrates, so after it `sensordata` is one substep
-    older than `qpos`/`qvel`; a robot's IMU and encoders read the same instant, hence mj_forward.
-    """
-    d.ctrl[:] = targets
-    for _ in range(decimation):
-        mujoco.mj_step(m, d)
-    mujoco.mj_forward(m, d)
+def controller_limits(meta: dict[str, Any], m: mujoco.MjModel, read: Readings, **overrides) -> Limits:
+    """The deploy controller's envelope for a simulated run: the export's limits, a stand of no
+    duration (an episode starts in the default pose), no overrun faults (the clock is the
+    simulation's), and the actuated joints located in the readings by name."""
+    coords = [int(a) for a in read.qpos]
+    index = [coords.index(int(m.jnt_qposadr[m.joint(j).id])) for j in meta["action"]["joint_names"]]
+    return limits_from_meta(meta, **{"stand_s": 0.0, "overrun_streak": sys.maxsize,
+                                     "joint_index": np.array(index), **overrides})
 
 
 def fell(m: mujoco.MjModel, d: mujoco.MjData, r: dict, termination: dict, root_qpos: int | None,
@@ -203,6 +207,7 @@ def run_sim2sim(
     friction: float | None = None,
     terrain: Any = None,
     tile: tuple[int, int | str] | None = None,
+    limits: dict[str, Any] | None = None,
 ) -> dict[str, float]:
     """Episodes of the exported policy in MuJoCo C; the same figures as simrl.rl.evaluate.
 
@@ -213,6 +218,11 @@ def run_sim2sim(
     (level, type index or name; default: the hardest level, types in turn). On a terrain grid
     `crossed_share` is the share of episodes that got past half a tile from the start without
     a fall.
+
+    Each episode is the deploy controller driving a simulated robot; where its safety envelope
+    (`limits`: overrides of `simrl.deploy.controller.Limits`, e.g. `{"joint_vel": [...]}`)
+    stops the policy, the episode ends there and counts as a fall (`fault_share`, and a warning
+    that names the faults).
     """
     policy = DeployPolicy(onnx_path)
     meta = policy.meta
@@ -223,12 +233,13 @@ def run_sim2sim(
     m, grid = scene_model(meta, terrain)
     if friction is not None:
         m.geom_friction[:, 0] = friction
-    d = mujoco.MjData(m)
-    read = Readings(m, meta)
+    robot_sim = MujocoRobot(meta, keyframe=False, model=m)
+    d, read = robot_sim.d, robot_sim.read
+    envelope = controller_limits(meta, m, read, **(limits or {}))
     rng = np.random.default_rng(seed)
-    decimation = int(meta["decimation"])
-    steps = int(round(spec["episode_length_s"] / meta["control_dt"]))
-    settle = int(settle_s / meta["control_dt"])
+    period = float(meta["control_dt"])
+    steps = int(round(spec["episode_length_s"] / period))
+    settle = int(settle_s / period)
     key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, spec["keyframe"]) if spec.get("keyframe") else -1
     robot = meta.get("robot")
     root_qpos = None
@@ -240,7 +251,7 @@ def run_sim2sim(
     bodies = [m.body(b).id for b in term.get("contact_bodies", [])]
     tracks = spec["tracks_commands"]
     reset = spec.get("reset", {})
-    push_every = max(1, round(push_interval_s / meta["control_dt"]))
+    push_every = max(1, round(push_interval_s / period))
     root_dof = None
     if root_qpos is not None:
         root_dof = int(m.jnt_dofadr[m.body(robot["config"]["root_body"]).jntadr[0]])
@@ -250,8 +261,8 @@ def run_sim2sim(
         raise ValueError("a terrain needs a floating base to start on its tiles; this policy's robot has "
                          "a fixed base: leave terrain out")
     target_spec = spec.get("target")
-    success = Success(spec["success"], meta["control_dt"]) if spec.get("success") else None
-    steps_run, lin_errs, yaw_errs, falls, crossed = [], [], [], [], []
+    success = Success(spec["success"], period) if spec.get("success") else None
+    steps_run, lin_errs, yaw_errs, falls, crossed, faults = [], [], [], [], [], []
     for episode in range(episodes):
         if key >= 0:
             mujoco.mj_resetDataKeyframe(m, d, key)
@@ -280,15 +291,26 @@ def run_sim2sim(
                 kind = grid.cfg.types.index(kind)
             d.qpos[root_qpos : root_qpos + 3] += grid.origins[level, kind]
         start = None if root_qpos is None else d.qpos[root_qpos : root_qpos + 2].copy()
-        mujoco.mj_forward(m, d)
-        policy.reset()
-        lin, yaw, down, t, far = [], [], False, 0, False
+        robot_sim.restart()
+        ctl = Controller(policy, robot_sim, envelope, command=command)
+        if target is not None:
+            ctl.extra_readings = {read.target_name: target}
+        # The episode starts where training's do, in the default pose: the controller's stand
+        # (stand_s 0) commands that pose, then the policy takes over in the same instant.
+        ctl.request("stand")
+        ctl.cycle()
+        ctl.request("policy")
+        t0 = robot_sim.clock()
+        lin, yaw, down, t, far, fault = [], [], False, 0, False, None
         for t in range(steps):
             if push_vel and (t + 1) % push_every == 0:
                 d.qvel[root_dof : root_dof + 2] += rng.uniform(-push_vel, push_vel, 2)
-            targets, _, _ = policy.act(read(d, command, target))
-            control_step(m, d, targets, decimation)
-            r = read(d, command, target)
+            ctl.cycle()
+            if ctl.state != "policy":  # the controller's safety envelope stopped the policy
+                down, fault = True, ctl.fault
+                break
+            robot_sim.sleep_until(t0 + (t + 1) * period)
+            r = robot_sim.latest().readings
             if success:
                 success.step(m, d)
             if tracks and t >= settle:
@@ -303,12 +325,18 @@ def run_sim2sim(
                 down = True
                 break
         falls.append(down)
+        faults.append(fault)
         crossed.append(far and not down)
         if success:
             success.end_episode()
         lin_errs.append(np.mean(lin) if lin else np.nan)
         yaw_errs.append(np.mean(yaw) if yaw else np.nan)
         steps_run.append(t + 1)
+    reasons = sorted({f for f in faults if f})
+    if reasons:
+        warnings.warn(f"sim-to-sim: the deploy controller stopped the policy (damping) in "
+                      f"{sum(f is not None for f in faults)} of {episodes} episodes, counted as falls: "
+                      + "; ".join(reasons), stacklevel=2)
     nan = float("nan")
     metrics = success.summary() if success else {}
     return {
@@ -318,6 +346,7 @@ def run_sim2sim(
         "lin_vel_error": _nanmean(lin_errs) if tracks else nan,
         "yaw_rate_error": _nanmean(yaw_errs) if tracks else nan,
         "fall_share": float(np.mean(falls)),
+        "fault_share": float(np.mean([f is not None for f in faults])),
         "crossed_share": float(np.mean(crossed)) if grid is not None else nan,
     }
 

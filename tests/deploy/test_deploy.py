@@ -98,26 +98,31 @@ def test_sim2sim_on_cartpole_ends_episodes_as_the_export_says(cartpole_export, t
 
 
 def test_sim2sim_imu_reads_the_same_instant_as_the_encoders():
+    """The simulated robot sim-to-sim drives reports IMU and encoders of one instant (mj_step
+    evaluates sensors before it integrates; the robot brings them up to date)."""
     import mujoco
 
-    from simrl.rl.sim2sim import Readings, control_step
+    from simrl.rehearse.mujoco_robot import MujocoRobot
 
     scene = assemble("quadruped")
     m = scene.model
-    d = mujoco.MjData(m)
+    names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(m.nu)]
+    robot = MujocoRobot({"robot": scene.facts(), "action": {"actuator_names": names}, "deploy": {}},
+                        keyframe=False, model=m)
+    d = robot.d
     mujoco.mj_resetDataKeyframe(m, d, 0)
     d.qvel[:6] = [0.4, -0.2, 0.1, 0.8, -0.5, 1.2]  # a moving, tumbling base
-    mujoco.mj_forward(m, d)
-    read = Readings(m, {"robot": scene.facts()})
-    for _ in range(3):
-        control_step(m, d, m.key_ctrl[0], 4)
-        r = read(d, (0.0, 0.0, 0.0))
+    robot.restart()
+    for k in range(3):
+        robot.sleep_until(0.02 * (k + 1))
+        r = robot.latest().readings
         np.testing.assert_allclose(r["gyro"], d.qvel[3:6], atol=1e-9)  # the IMU sits at the base origin
         np.testing.assert_allclose(r["quat"], d.qpos[3:7], atol=1e-9)
         v_b = np.zeros(3)
         mujoco.mju_rotVecQuat(v_b, d.qvel[:3], d.qpos[3:7] * [1, -1, -1, -1])
         np.testing.assert_allclose(r["base_lin_vel"], v_b, atol=1e-9)
         np.testing.assert_allclose(r["joint_pos"], d.qpos[7:], atol=0)
+    assert d.time == pytest.approx(0.06)
 
 
 def test_a_missing_policy_is_a_clear_error(tmp_path):

@@ -23,6 +23,21 @@ def test_pushes_kick_the_base(quad_export, tmp_path):
     assert kicked["lin_vel_error"] > 1.0 > calm["lin_vel_error"]
 
 
+def test_sim2sim_runs_the_deploy_controller_whose_envelope_can_stop_the_policy(quad_export, tmp_path):
+    """Sim-to-sim is the deploy controller on a simulated robot: a joint-velocity limit no
+    walking policy keeps (0.01 rad/s) makes its safety envelope stop every episode at once,
+    counted as a fall and named in a warning; the export's own limits stop nothing."""
+    _, report = quad_export
+    onnx = with_deploy_spec(report, tmp_path / "c", termination={}, episode_length_s=1.0)
+    calm = run_sim2sim(onnx, command=(0.5, 0.0, 0.0), episodes=2, seed=0)
+    assert (calm["fault_share"], calm["fall_share"], calm["mean_steps"]) == (0.0, 0.0, 50.0)
+    with pytest.warns(UserWarning, match="velocity limit"):
+        tight = run_sim2sim(onnx, command=(0.5, 0.0, 0.0), episodes=2, seed=0,
+                            limits={"joint_vel": np.full(12, 0.01)})
+    assert tight["fault_share"] == tight["fall_share"] == 1.0
+    assert tight["mean_steps"] < 10  # stopped within the first cycles, not at the episode's end
+
+
 def test_stairs_terrain_starts_episodes_on_the_tiles_platform(quad_export, tmp_path):
     """On the stairs ground the robot starts on its tile's platform (1 m up on the up-pyramid):
     at the first control step it stands ~0.3 m above the ground under it, so a 0.2 m height
