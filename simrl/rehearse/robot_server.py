@@ -8,11 +8,19 @@ to rebuild an export's scene) must have a motor table. A controller on the same 
 interface (`simrl.deploy.dds.UnitreeRobot`) drives it exactly as it would drive the robot.
 
     simrl-robot-sim robot=unitree_go1 network=lo [domain=0] [rate=500] [seconds=0: forever]
+                    [trace=<file.npz>]
+
+For rehearsals that need many episodes (`bench/dds_tracking.py`), SIGUSR1 puts the robot back in
+its start pose at rest with its motors passive (the operator picking it up and setting it down),
+and `trace=` records the simulation's ground truth, which a robot does not report, at 50 Hz
+(monotonic time, base velocity in the base frame from the IMU's velocimeter, yaw rate, and
+whether the policy's termination rule holds: a fall), written at exit.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -27,11 +35,12 @@ from simrl.rehearse.mujoco_robot import set_motor_pd
 
 class RobotServer:
     def __init__(self, robot: str | dict | None = None, policy: str | None = None, network: str | None = None,
-                 domain: int = 0, rate: float = 500.0):
+                 domain: int = 0, rate: float = 500.0, trace: str | None = None):
         from simrl.deploy import unitree
         from simrl.deploy.dds import participant
         from simrl.robot import DEFAULT_KEY, assemble, load_robot
 
+        meta: dict[str, Any] = {}
         if policy is not None:
             meta = json.loads(Path(policy).read_text())
             robot = meta["robot"]["config"]
@@ -42,7 +51,8 @@ class RobotServer:
         scene = assemble(cfg)
         self.m, self.d = scene.model, mujoco.MjData(scene.model)
         self.m.opt.timestep = 1.0 / rate
-        mujoco.mj_resetDataKeyframe(self.m, self.d, self.m.key(DEFAULT_KEY).id)  # assemble's
+        self.key = self.m.key(DEFAULT_KEY).id  # assemble's start pose
+        mujoco.mj_resetDataKeyframe(self.m, self.d, self.key)
         mujoco.mj_forward(self.m, self.d)
         self.rate = rate
         self.go = cfg.motors["layout"] == "unitree_go"
@@ -54,8 +64,16 @@ class RobotServer:
         self.act = np.array([by_joint[j.id] for j in joints])  # the actuator driving each motor
         self.effort = np.abs(self.m.actuator_forcerange[self.act]).max(axis=1)
         sensor = {name: (self.m.sensor(name).adr[0], self.m.sensor(name).dim[0])
-                  for name in ("imu_gyro", "imu_quat", "imu_acc") if self._has_sensor(name)}
+                  for name in ("imu_gyro", "imu_quat", "imu_acc", "imu_vel") if self._has_sensor(name)}
         self.sensor = sensor
+        self.resets = 0
+        self._reset_requested = False
+        self.trace_path = trace
+        self.trace: list[tuple] = []
+        self._termination = (meta.get("deploy") or {}).get("termination") or {}
+        self._contact_bodies = [self.m.body(b).id for b in self._termination.get("contact_bodies", [])]
+        free = [j for j in range(self.m.njnt) if self.m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+        self._root_qpos = int(self.m.jnt_qposadr[free[0]]) if free else None
         self._u = unitree
         self.state = unitree.lowstate_go() if self.go else unitree.lowstate_hg()
         if self.go:
@@ -75,6 +93,37 @@ class RobotServer:
 
     def _has_sensor(self, name: str) -> bool:
         return mujoco.mj_name2id(self.m, mujoco.mjtObj.mjOBJ_SENSOR, name) >= 0
+
+    def request_reset(self) -> None:
+        """Start pose at rest, motors passive, at the next physics step (safe from a signal)."""
+        self._reset_requested = True
+
+    def _reset(self) -> None:
+        mujoco.mj_resetDataKeyframe(self.m, self.d, self.key)
+        mujoco.mj_forward(self.m, self.d)
+        self._passive()
+        self.resets += 1
+        self._reset_requested = False
+
+    def _sense(self, name: str) -> np.ndarray:
+        adr, dim = self.sensor[name]
+        return self.d.sensordata[adr : adr + dim]
+
+    def _record(self) -> None:
+        """One row of ground truth: time, base vx vy (base frame), yaw rate, fallen, episode."""
+        from simrl.rl.sim2sim import fell
+
+        vel = self._sense("imu_vel") if "imu_vel" in self.sensor else np.full(3, np.nan)
+        gyro = self._sense("imu_gyro") if "imu_gyro" in self.sensor else np.full(3, np.nan)
+        r = {"quat": self._sense("imu_quat")} if "imu_quat" in self.sensor else {}
+        down = fell(self.m, self.d, r, self._termination, self._root_qpos, self._contact_bodies)
+        self.trace.append((time.monotonic(), vel[0], vel[1], gyro[2], float(down), self.resets))
+
+    def write_trace(self) -> None:
+        if self.trace_path:
+            cols = np.array(self.trace, dtype=np.float64).reshape(-1, 6)
+            np.savez(self.trace_path, t=cols[:, 0], vx=cols[:, 1], vy=cols[:, 2], yaw_rate=cols[:, 3],
+                     fell=cols[:, 4], episode=cols[:, 5])
 
     def _passive(self) -> None:
         set_motor_pd(self.m, self.d, self.act, self.d.ctrl[self.act], 0.0, 0.0)
@@ -104,9 +153,12 @@ class RobotServer:
 
     def run(self, seconds: float = 0.0) -> None:
         period = 1.0 / self.rate
+        every = max(1, round(self.rate / 50))  # trace rows at 50 Hz
         t0 = time.monotonic()
         k = 0
         while not seconds or time.monotonic() - t0 < seconds:
+            if self._reset_requested:
+                self._reset()
             newest = None
             for c in self.reader.take(N=64):
                 if not hasattr(c, "crc"):  # an InvalidSample: a writer left (the controller exited)
@@ -127,6 +179,8 @@ class RobotServer:
             tick = int(k * period * 1000)
             self.publish(tick)
             self._sent_at[tick] = time.monotonic()
+            if self.trace_path and k % every == 0:
+                self._record()
             if len(self._sent_at) > 1000:  # ticks no command answered
                 self._sent_at.pop(next(iter(self._sent_at)))
             k += 1
@@ -138,23 +192,27 @@ def main(argv: list[str] | None = None) -> None:
     args: dict[str, str] = {}
     for a in sys.argv[1:] if argv is None else argv:
         key, sep, value = a.partition("=")
-        if not sep or key not in ("robot", "policy", "network", "domain", "rate", "seconds"):
+        if not sep or key not in ("robot", "policy", "network", "domain", "rate", "seconds", "trace"):
             raise SystemExit(f"simrl-robot-sim: unknown argument '{a}'; use robot=<name or yaml> or "
-                             "policy=<policy.json>, network=<interface>, domain=N, rate=Hz, seconds=S")
+                             "policy=<policy.json>, network=<interface>, domain=N, rate=Hz, seconds=S, "
+                             "trace=<file.npz>")
         args[key] = value
     if "robot" not in args and "policy" not in args:
         raise SystemExit("simrl-robot-sim: pass robot=<configs/robot name or yaml> or policy=<policy.json>")
     try:
         server = RobotServer(robot=args.get("robot"), policy=args.get("policy"), network=args.get("network"),
-                             domain=int(args.get("domain", 0)), rate=float(args.get("rate", 500)))
+                             domain=int(args.get("domain", 0)), rate=float(args.get("rate", 500)),
+                             trace=args.get("trace"))
     except (ValueError, KeyError) as e:
         raise SystemExit(f"simrl-robot-sim: error: {e}") from None
     print(f"simrl-robot-sim: {server.m.nu} motors, lowstate at {server.rate:g} Hz on domain "
           f"{args.get('domain', 0)}, interface {args.get('network', 'any')}", flush=True)
+    signal.signal(signal.SIGUSR1, lambda *_: server.request_reset())
     try:
         server.run(float(args.get("seconds", 0)))
     except KeyboardInterrupt:
         pass
+    server.write_trace()
     lat = np.array(server.latency) * 1e3
     timing = ""
     if lat.size:
@@ -162,7 +220,8 @@ def main(argv: list[str] | None = None) -> None:
         timing = (f"; state-to-command latency p50 {p50:.2f} ms, p99 {p99:.2f} ms, max {lat.max():.2f} ms "
                   f"over {lat.size} commands")
     print(f"simrl-robot-sim: {server.published} states published, {server.commands} commands applied, "
-          f"{server.bad_crc} dropped for a bad CRC{timing}", flush=True)
+          f"{server.bad_crc} dropped for a bad CRC{timing}"
+          + (f"; {server.resets} resets" if server.resets else ""), flush=True)
 
 
 if __name__ == "__main__":

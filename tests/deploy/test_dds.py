@@ -142,3 +142,24 @@ def test_the_wireless_remote_bytes_as_unitree_lays_them_out():
     assert edges({"Start", "A"}) == "policy" and edges({"Select"}) == "damping"
     assert parse_line("0.5 0 0.2")[0].tolist() == [0.5, 0.0, 0.2] and parse_line("damp") == (None, "damping")
     assert parse_line("go fast") == (None, None)
+
+
+def test_robot_server_resets_to_its_start_pose_and_traces_the_ground_truth(quad_export, tmp_path):
+    """With its motors passive the robot collapses (the termination rule holds in the trace);
+    a reset (SIGUSR1's handler) puts it back in its start pose: a new episode, upright."""
+    from simrl.rehearse.robot_server import RobotServer
+
+    _, report = quad_export
+    trace = tmp_path / "trace.npz"
+    server = RobotServer(policy=report["json"], network="lo", domain=random.randint(100, 200),
+                         trace=str(trace))
+    server.run(seconds=1.5)
+    server.request_reset()
+    server.run(seconds=0.3)
+    server.write_trace()
+    tr = np.load(trace)
+    first, second = tr["episode"] == 0, tr["episode"] == 1
+    assert server.resets == 1 and first.sum() > 50 and second.sum() > 5
+    assert tr["fell"][first][0] == 0 and tr["fell"][first][-1] == 1  # collapsed while passive
+    assert tr["fell"][second][0] == 0  # back on its feet
+    assert np.all(np.diff(tr["t"]) > 0) and np.isfinite(tr["vx"]).all()
