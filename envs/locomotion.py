@@ -249,7 +249,7 @@ class LocomotionEnv(EnvBatch):
         if self.track_swing and not self.cfg.foot_clearance_target > 0:
             raise ConfigError(f"foot_clearance_target must be > 0 m (the swing height the foot_clearance "
                               f"reward asks for), got {self.cfg.foot_clearance_target}")
-        self.last_joint_vel = torch.zeros(n, m.nu, **f32)
+        self.last_joint_vel = torch.zeros(n, self.num_actions, **f32)
         self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
         self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))
         self.push_steps = max(1, round(self.cfg.push_interval_s / self.dt))
@@ -258,7 +258,7 @@ class LocomotionEnv(EnvBatch):
         self.gravity_bias = torch.zeros(n, 3, **f32)
         self.mu = torch.ones(n, 1, **f32)
         self.delay = torch.zeros(n, 1, 1, device=dev, dtype=torch.long)
-        self.action_queue = torch.zeros(n, self.cfg.action_delay[1] + 1, m.nu, **f32)
+        self.action_queue = torch.zeros(n, self.cfg.action_delay[1] + 1, self.num_actions, **f32)
         # per-episode contact friction and damping live on the robot's colliding geoms: the
         # ground's slide friction is ~0 (a contact takes the larger of the two) and its solmix 0
         # (a contact takes the robot geom's solref), so a terrain of many geoms costs nothing
@@ -332,7 +332,7 @@ class LocomotionEnv(EnvBatch):
         """Per env, once at start-up (legged_gym's way: mass and centre-of-mass edits need
         set_const, hundreds of launches over all worlds on mjwarp): PD gains, motor strength,
         joint friction, damping and armature, base mass and centre of mass."""
-        cfg, sim, sc, n, nu = self.cfg, self.sim, self.scene, self.num_envs, self.model.nu
+        cfg, sim, sc, n, nu = self.cfg, self.sim, self.scene, self.num_envs, self.num_actions
 
         def draw(span, shape):
             return self.uniform(shape, *span)
@@ -341,12 +341,12 @@ class LocomotionEnv(EnvBatch):
             gain, bias = sim.param("actuator_gainprm"), sim.param("actuator_biasprm")
             kp = torch.as_tensor(sc.kp, device=self.device) * draw(cfg.kp_scale, (n, nu))
             kd = torch.as_tensor(sc.kd, device=self.device) * draw(cfg.kd_scale, (n, nu))
-            gain[:, :, 0] = kp.to(gain.dtype)
-            bias[:, :, 1] = -kp.to(bias.dtype)
-            bias[:, :, 2] = -kd.to(bias.dtype)
+            gain[:, :nu, 0] = kp.to(gain.dtype)  # the policy's servos; held joints keep theirs
+            bias[:, :nu, 1] = -kp.to(bias.dtype)
+            bias[:, :nu, 2] = -kd.to(bias.dtype)
         if tuple(cfg.effort_scale) != (1.0, 1.0):
             force = sim.param("actuator_forcerange")
-            force.mul_(draw(cfg.effort_scale, (n, nu, 1)).to(force.dtype))
+            force[:, :nu].mul_(draw(cfg.effort_scale, (n, nu, 1)).to(force.dtype))
         for field_name, span in (("dof_frictionloss", cfg.joint_friction),
                                  ("dof_damping", cfg.joint_damping),
                                  ("dof_armature", cfg.joint_armature)):
@@ -454,7 +454,8 @@ class LocomotionEnv(EnvBatch):
         sim.qpos[:, self.joint_qpos] = torch.where(rows, joints, sim.qpos[:, self.joint_qpos])
         sim.qvel[:, rd : rd + 6] = torch.where(rows, root_vel, sim.qvel[:, rd : rd + 6])
         sim.qvel[:, self.joint_dof] = sim.qvel[:, self.joint_dof].masked_fill(rows, 0.0)
-        sim.ctrl[:] = torch.where(rows, self.default_joint_pos.to(dt), sim.ctrl)
+        na = self.num_actions  # held joints' targets never change (the keyframe's)
+        sim.ctrl[:, :na] = torch.where(rows, self.default_joint_pos.to(dt), sim.ctrl[:, :na])
         if self.grid is not None:
             self._place_on_terrain(mask)
         else:

@@ -189,13 +189,15 @@ class ArmEnv(EnvBatch):
         q = torch.maximum(torch.minimum(q, self.joint_hi), self.joint_lo)
         qpos = self.sim.qpos[:, self.joint_qpos]
         self.sim.qpos[:, self.joint_qpos] = torch.where(rows, q.to(self.sim.dtype), qpos)
-        self.sim.ctrl[:] = torch.where(rows, self.default_joint_pos.to(self.sim.dtype), self.sim.ctrl)
+        na, dt = self.num_actions, self.sim.dtype
+        self.sim.ctrl[:, :na] = torch.where(rows, self.default_joint_pos.to(dt), self.sim.ctrl[:, :na])
 
     def apply_actions(self, actions: torch.Tensor) -> None:
         if self.cfg.action_mode == "absolute":
             return super().apply_actions(actions)
-        ctrl = self.sim.ctrl.float() + self.action_scale * actions
-        self.sim.ctrl[:] = torch.maximum(torch.minimum(ctrl, self.ctrl_hi), self.ctrl_lo)
+        na = self.num_actions
+        ctrl = self.sim.ctrl[:, :na].float() + self.action_scale * actions
+        self.sim.ctrl[:, :na] = torch.maximum(torch.minimum(ctrl, self.ctrl_hi[:na]), self.ctrl_lo[:na])
 
     def action_spec(self) -> dict:
         spec = super().action_spec()

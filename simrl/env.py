@@ -248,7 +248,10 @@ class EnvBatch(gym.vector.VectorEnv):
     # --- task hooks ---------------------------------------------------------------------------
     @property
     def num_actions(self) -> int:
-        return int(self.model.nu)
+        """The policy's actuators: the model's first `num_actions`; any after them hold a
+        robot's held joints (RobotCfg.held_joints) at their keyframe targets."""
+        scene = getattr(self, "scene", None)
+        return int(self.model.nu) - (len(scene.robot.held_joints) if scene is not None else 0)
 
     def build_model(self) -> str | mujoco.MjModel:
         """The model to simulate: `cfg.model` (an MJCF path, relative to assets/) by default;
@@ -260,22 +263,22 @@ class EnvBatch(gym.vector.VectorEnv):
 
     def apply_actions(self, actions: torch.Tensor) -> None:
         """Write `actions` (N, num_actions), clipped, into `sim.ctrl`."""
-        self.sim.ctrl[:] = self.action_offset + self.action_scale * actions
+        self.sim.ctrl[:, : self.num_actions] = self.action_offset + self.action_scale * actions
 
     def action_spec(self) -> dict[str, Any]:
         """How actions become actuator commands, as plain data (export and deploy read it)."""
-        m = self.model
+        m, na = self.model, self.num_actions
         joint = mujoco.mjtObj.mjOBJ_JOINT
         return {
             "scale": float(self.action_scale),
             "offset": self.action_offset.tolist(),
             "clip": float(self.cfg.action_clip),
-            "actuator_names": [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(m.nu)],
-            "joint_names": [mujoco.mj_id2name(m, joint, int(m.actuator_trnid[i, 0])) for i in range(m.nu)],
-            "kp": m.actuator_gainprm[:, 0].tolist(),
-            "kd": (-m.actuator_biasprm[:, 2]).tolist(),
-            "torque_limit": np.abs(m.actuator_forcerange).max(axis=1).tolist(),
-            "ctrl_range": m.actuator_ctrlrange.tolist(),
+            "actuator_names": [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(na)],
+            "joint_names": [mujoco.mj_id2name(m, joint, int(m.actuator_trnid[i, 0])) for i in range(na)],
+            "kp": m.actuator_gainprm[:na, 0].tolist(),
+            "kd": (-m.actuator_biasprm[:na, 2]).tolist(),
+            "torque_limit": np.abs(m.actuator_forcerange[:na]).max(axis=1).tolist(),
+            "ctrl_range": m.actuator_ctrlrange[:na].tolist(),
         }
 
     def deploy_spec(self) -> dict[str, Any]:
@@ -296,7 +299,7 @@ class EnvBatch(gym.vector.VectorEnv):
         """The actuated joints' position ranges, in action order (None where a joint is
         unlimited): the deploy controller's safety envelope (simrl.deploy.controller)."""
         m = self.model
-        joints = [int(m.actuator_trnid[i, 0]) for i in range(m.nu)]
+        joints = [int(m.actuator_trnid[i, 0]) for i in range(self.num_actions)]
         pos = [m.jnt_range[j].tolist() if m.jnt_limited[j] else None for j in joints]
         limits: dict[str, Any] = {"joint_pos": pos}
         robot = getattr(self, "robot", None)

@@ -67,6 +67,9 @@ class RobotCfg:
     # without one is a fixed base (an arm's mounting link)
     root_body: str
     joints: list[str]  # the policy's joints, in action order
+    # joints the MJCF actuates that the policy leaves alone: each held at its default-pose angle
+    # by a position servo with the config's gains (a legs-only humanoid's waist and arms)
+    held_joints: list[str] = field(default_factory=list)
     feet: list[str] = field(default_factory=list)  # foot bodies (gait terms): contacts, air time
     default_pose: str | dict[str, float] = "home"  # a keyframe name, or per-joint angles
     base_height: float | None = None  # root height at the default pose (None: the keyframe's)
@@ -133,7 +136,7 @@ def robot_from_dict(values: dict[str, Any], where: str = "robot config") -> Robo
         raise ConfigError(f"{where}: condim must be 1, 3, 4 or 6 or null, got {values['condim']!r}")
     if values.get("impratio") is not None and not values["impratio"] >= 1:
         raise ConfigError(f"{where}: impratio must be >= 1 or null, got {values['impratio']!r}")
-    for k in ("feet", "joints", "foot_geoms", "terminate_contacts", "penalize_contacts"):
+    for k in ("feet", "joints", "held_joints", "foot_geoms", "terminate_contacts", "penalize_contacts"):
         if k in values and values[k] is not None:
             values[k] = list(values[k])
     motors = values.get("motors")
@@ -141,10 +144,11 @@ def robot_from_dict(values: dict[str, Any], where: str = "robot config") -> Robo
         if not isinstance(motors, dict) or set(motors) != {"layout", "order"}:
             raise ConfigError(f"{where}: motors must be {{layout: unitree_go | unitree_hg, order: "
                               f"[joint of motor 0, ...]}}, got {motors!r}")
-        missing = sorted(set(values.get("joints") or []) - set(motors["order"]))
+        missing = sorted({*(values.get("joints") or []), *(values.get("held_joints") or [])}
+                         - set(motors["order"]))
         if missing:
-            raise ConfigError(f"{where}: motors.order lacks the policy joints {missing}: every "
-                              "policy joint needs the motor that drives it")
+            raise ConfigError(f"{where}: motors.order lacks the policy or held joints {missing}: every "
+                              "driven joint needs the motor that drives it")
         values["motors"] = {"layout": str(motors["layout"]), "order": list(motors["order"])}
     if values.get("sites") is not None:
         values["sites"] = {str(k): dict(v) if isinstance(v, dict) else v
@@ -258,6 +262,12 @@ class Scene:
     kd: np.ndarray
     effort_limit: np.ndarray
     terrain: Terrain | None = None  # the generated grid, where the ground is not a plane
+    # the held joints (RobotCfg.held_joints), after the policy's: qpos addresses, the angle each
+    # is held at, and its servo's gains; their actuators follow the policy's in the model
+    held_qpos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    held_pos: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    held_kp: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    held_kd: np.ndarray = field(default_factory=lambda: np.zeros(0))
     objects: dict[str, ObjectIds] = field(default_factory=dict)  # free bodies beside the robot
 
     @property
@@ -277,6 +287,10 @@ class Scene:
             "kd": self.kd.tolist(),
             "effort_limit": self.effort_limit.tolist(),
             "action_scale": float(self.robot.action_scale),
+            # joints a robot-side program holds at `pos` with these gains while it commands the
+            # policy's (the deploy controller does, from stand on)
+            "held": {"joint_names": list(self.robot.held_joints), "pos": self.held_pos.tolist(),
+                     "kp": self.held_kp.tolist(), "kd": self.held_kd.tolist()},
         }
 
 
@@ -312,7 +326,7 @@ def _check_names(spec: mujoco.MjSpec, robot: RobotCfg) -> None:
     bodies, joints = _names(spec.bodies), _names(spec.joints)
     sites, geoms = _names(spec.sites), _names(spec.geoms)
     checks = [("root_body", [robot.root_body], bodies), ("feet", robot.feet, bodies),
-              ("joints", robot.joints, joints),
+              ("joints", robot.joints, joints), ("held_joints", robot.held_joints, joints),
               ("imu_site", [robot.imu_site] if robot.imu_site else [], sites),
               ("foot_geoms", robot.foot_geoms, geoms),
               ("terminate_contacts", robot.terminate_contacts, bodies),
@@ -325,6 +339,12 @@ def _check_names(spec: mujoco.MjSpec, robot: RobotCfg) -> None:
                                    f"({robot.source}); valid: {shown}")
     if len(set(robot.joints)) != len(robot.joints):
         raise ConfigError(f"robot '{robot.name}': joints repeat in {robot.joints}")
+    both = [j for j in robot.held_joints if j in set(robot.joints)]
+    if both:
+        raise ConfigError(f"robot '{robot.name}': held_joints names policy joints {both}: a joint is "
+                          "either the policy's (joints) or held (held_joints), not both")
+    if len(set(robot.held_joints)) != len(robot.held_joints):
+        raise ConfigError(f"robot '{robot.name}': held_joints repeat in {robot.held_joints}")
     if robot.collision == "feet_only" and not robot.foot_geoms:
         raise ConfigError(f"robot '{robot.name}': collision=feet_only needs foot_geoms")
 
@@ -334,19 +354,20 @@ def _check_actuated(model: mujoco.MjModel, robot: RobotCfg) -> None:
     actuators with the policy's, so a joint left out would hang limp with no motor."""
     actuated = [model.joint(int(model.actuator_trnid[a, 0])).name for a in range(model.nu)
                 if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT]
-    left_out = [j for j in dict.fromkeys(actuated) if j not in set(robot.joints)]
+    left_out = [j for j in dict.fromkeys(actuated) if j not in {*robot.joints, *robot.held_joints}]
     if left_out:
         raise ConfigError(f"robot '{robot.name}': joints leaves out {left_out}, which the MJCF "
-                          f"({robot.source}) actuates: add them to joints (the policy drives every "
-                          f"actuated joint; without a motor they would hang limp)")
+                          f"({robot.source}) actuates: add them to joints (the policy drives them) or to "
+                          f"held_joints (a servo holds them at the default pose); without a motor they "
+                          f"would hang limp")
 
 
-def _check_gains(robot: RobotCfg, key: str, values: np.ndarray) -> None:
+def _check_gains(robot: RobotCfg, key: str, values: np.ndarray, joints: list[str] | None = None) -> None:
     """kp and effort_limit > 0 on every joint; kd >= 0 (a servo without damping is allowed)."""
     bad = ~(values >= 0) if key == "kd" else ~(values > 0)
     if bad.any():
         rule = ">= 0" if key == "kd" else "> 0"
-        wrong = {j: float(v) for j, v, b in zip(robot.joints, values, bad, strict=True) if b}
+        wrong = {j: float(v) for j, v, b in zip(joints or robot.joints, values, bad, strict=True) if b}
         raise ConfigError(f"robot '{robot.name}': {key} must be {rule} on every joint, got {wrong}: "
                           f"fix {key} in the robot config (a number, a list, or {{joint regex: value}})")
 
@@ -393,19 +414,8 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None, objects: 
         raise ConfigError(f"robot '{robot.name}': its MJCF ({robot.source}) does not compile: {e}") from e
 
     _check_actuated(original, robot)
-    gains = _mjcf_position_gains(original, robot.joints)
-    values = {}
-    for k in ("kp", "kd", "effort_limit"):
-        v = per_joint(getattr(robot, k), robot.joints, f"robot '{robot.name}': {k}")
-        if v is None:
-            v = gains[k]
-        if v is None:
-            raise ConfigError(
-                f"robot '{robot.name}': {k} is not set and the MJCF has no position actuator on "
-                f"every policy joint (torque motors?): give {k} in the robot config"
-            )
-        _check_gains(robot, k, np.asarray(v, dtype=float))
-        values[k] = v
+    values = _servo_gains(original, robot, robot.joints, "policy")
+    held = _servo_gains(original, robot, robot.held_joints, "held")
 
     # default pose: the keyframe's joints, or per-joint angles over qpos0
     qpos = original.qpos0.copy()
@@ -417,9 +427,11 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None, objects: 
                                    f"not in the MJCF; valid: {keys}, or give per-joint angles")
         qpos = original.key_qpos[kid].copy()
         default = np.array([qpos[original.joint(j).qposadr[0]] for j in robot.joints])
+        held_pos = np.array([qpos[original.joint(j).qposadr[0]] for j in robot.held_joints])
     else:
         default = per_joint(robot.default_pose, robot.joints, f"robot '{robot.name}': default_pose")
-        for j, v in zip(robot.joints, default, strict=True):
+        held_pos = per_joint(robot.default_pose, robot.held_joints, f"robot '{robot.name}': default_pose")
+        for j, v in zip(robot.joints + robot.held_joints, np.concatenate([default, held_pos]), strict=True):
             qpos[original.joint(j).qposadr[0]] = v
         # a key that names a joint outside the policy sets its start too (a coupled finger)
         names = set(_names(spec.joints))
@@ -482,15 +494,17 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None, objects: 
         for name, kind in IMU_SENSORS.items():
             spec.add_sensor(name=name, type=kind, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=robot.imu_site)
 
-    # actuators: one position actuator per policy joint, in action order
+    # actuators: one position actuator per policy joint, in action order, then one per held joint
     for a in list(spec.actuators):
         spec.delete(a)
-    for j, kp, kd, lim in zip(robot.joints, values["kp"], values["kd"], values["effort_limit"],
-                              strict=True):
+    servos = {k: np.concatenate([values[k], held[k]]) for k in ("kp", "kd", "effort_limit")}
+    servos_range = {**values["ctrlrange"], **held["ctrlrange"]}
+    for j, kp, kd, lim in zip(robot.joints + robot.held_joints, servos["kp"], servos["kd"],
+                              servos["effort_limit"], strict=True):
         act = spec.add_actuator(name=j, target=j, trntype=mujoco.mjtTrn.mjTRN_JOINT)
         act.set_to_position(kp=float(kp), kv=float(kd))
         jid = original.joint(j).id
-        ctrlrange = gains["ctrlrange"].get(j)  # the MJCF's own target range, else the joint's
+        ctrlrange = servos_range.get(j)  # the MJCF's own target range, else the joint's
         if ctrlrange is None and original.jnt_limited[jid]:
             ctrlrange = original.jnt_range[jid]
         if ctrlrange is not None:
@@ -506,7 +520,7 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None, objects: 
     add_objects(spec, object_cfgs)  # after the robot: their qpos follow its own
     for obj in object_cfgs:
         qpos = np.concatenate([qpos, [obj.pos[0], obj.pos[1], obj.pos[2] + obj.size[2], 1.0, 0.0, 0.0, 0.0]])
-    spec.add_key(name=DEFAULT_KEY, qpos=qpos.tolist(), ctrl=default.tolist())
+    spec.add_key(name=DEFAULT_KEY, qpos=qpos.tolist(), ctrl=np.concatenate([default, held_pos]).tolist())
 
     try:
         model = spec.compile()
@@ -530,4 +544,32 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None, objects: 
         imu_quat=None if site is None else site.quat.copy(),
         kp=values["kp"], kd=values["kd"], effort_limit=values["effort_limit"], terrain=grid,
         objects=object_ids(model, object_cfgs),
+        held_qpos=np.array([model.joint(j).qposadr[0] for j in robot.held_joints], dtype=np.int64),
+        held_pos=np.asarray(held_pos, dtype=np.float64), held_kp=np.asarray(held["kp"], dtype=np.float64),
+        held_kd=np.asarray(held["kd"], dtype=np.float64),
     )
+
+
+def _servo_gains(original: mujoco.MjModel, robot: RobotCfg, joints: list[str], which: str) -> dict:
+    """kp, kd, effort limit (and the MJCF's ctrlrange) of `joints`: the config's per-joint
+    values, else the MJCF's own position actuators'. A list of values is in action order, so it
+    covers the policy's joints only: held joints take one number or {regex: value}."""
+    gains = _mjcf_position_gains(original, joints)
+    values: dict[str, Any] = {"ctrlrange": gains["ctrlrange"]}
+    for k in ("kp", "kd", "effort_limit"):
+        given = getattr(robot, k)
+        if which == "held" and joints and isinstance(given, (list, tuple)):
+            raise ConfigError(f"robot '{robot.name}': {k} is a list (one value per policy joint, in action "
+                              f"order), which leaves the held joints without one: give {k} as one number "
+                              "or {joint regex: value}")
+        v = per_joint(given, joints, f"robot '{robot.name}': {k}")
+        if v is None:
+            v = gains[k]
+        if v is None:
+            raise ConfigError(
+                f"robot '{robot.name}': {k} is not set and the MJCF has no position actuator on "
+                f"every {which} joint (torque motors?): give {k} in the robot config"
+            )
+        _check_gains(robot, k, np.asarray(v, dtype=float), joints)
+        values[k] = np.asarray(v, dtype=np.float64).reshape(len(joints))
+    return values

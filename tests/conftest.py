@@ -75,6 +75,18 @@ def quad_export(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def g1_legs_export(tmp_path_factory):
+    """A legs-only G1 humanoid policy (12 actions, 17 held joints) after one iteration, exported."""
+    from simrl.rl.app import export, train
+
+    run_dir = tmp_path_factory.mktemp("g1_legs_run")
+    cfg = compose_config("train", "task=humanoid", "robot=unitree_g1_legs", "num_envs=16", "max_iterations=1",
+                         "progress=false", "device=cpu", "agent.num_steps_per_env=4")
+    train(cfg, run_dir)
+    return run_dir, export(compose_config("export", f"checkpoint={run_dir}", "num_envs=16"))
+
+
+@pytest.fixture(scope="session")
 def cartpole_export(tmp_path_factory):
     """A briefly trained cartpole, exported: (run dir, export report)."""
     from simrl.rl.app import export, train

@@ -43,7 +43,8 @@ class RobotState:
 
 @dataclass
 class JointCommand:
-    """Per joint, in the policy's order: tau = kp (q - q_meas) + kd (dq - dq_meas) + tau_ff."""
+    """Per joint, in the policy's order and then the held joints' (`held_joints`): tau =
+    kp (q - q_meas) + kd (dq - dq_meas) + tau_ff."""
 
     q: np.ndarray
     kp: np.ndarray
@@ -88,6 +89,24 @@ class Limits:
             self.joint_index = np.arange(len(self.default_pose))
 
 
+@dataclass
+class Held:
+    """Joints outside the policy (policy.json `robot.held`): held at `pos` with kp/kd from stand
+    on, damped (kd only) in passive and damping."""
+
+    names: list[str]
+    pos: np.ndarray
+    kp: np.ndarray
+    kd: np.ndarray
+
+
+def held_joints(meta: dict[str, Any]) -> Held:
+    """The export's held joints (none for a policy that drives every actuated joint)."""
+    h = (meta.get("robot") or {}).get("held") or {}
+    arr = lambda k: np.asarray(h.get(k, []), dtype=np.float64)  # noqa: E731
+    return Held(list(h.get("joint_names", [])), arr("pos"), arr("kp"), arr("kd"))
+
+
 def limits_from_meta(meta: dict[str, Any], **overrides) -> Limits:
     """The limits an export carries: default pose, gains, joint position and velocity limits
     (`deploy.limits`), and the tilt of its termination rule."""
@@ -130,6 +149,7 @@ class Controller:
         self.limits = limits or limits_from_meta(policy.meta)
         self.period = float(policy.meta["control_dt"])
         self.n = int(policy.meta["num_actions"])
+        self.held = held_joints(policy.meta)  # commanded after the policy's joints
         self.command = np.zeros(3) if command is None else np.asarray(command, dtype=np.float64)
         self.extra_readings: dict[str, np.ndarray] = {}  # e.g. a target pose, fed with the state
         self.inputs: list[Any] = []  # operator inputs polled each cycle (simrl.deploy.commands)
@@ -139,6 +159,7 @@ class Controller:
         self.log_path = Path(log_path) if log_path else None
         self._requested: str | None = None
         self._stand_from: np.ndarray | None = None
+        self._held_from: np.ndarray | None = None
         self._stand_t0 = 0.0
         self._stood = False
         self._last_seq = -1
@@ -305,8 +326,18 @@ class Controller:
         return None
 
     def _damping(self) -> JointCommand:
-        z = np.zeros(self.n)
-        return JointCommand(q=z, kp=z, kd=self.limits.damping_kd)
+        z = np.zeros(self.n + len(self.held.names))
+        return JointCommand(q=z, kp=z, kd=np.concatenate([self.limits.damping_kd, self.held.kd]))
+
+    def _with_held(self, q, kp, kd, a: float = 1.0) -> JointCommand:
+        """The policy joints' command, then the held joints' (moved from where they were
+        measured at the stand's start to their pose over the stand, like the policy's)."""
+        h = self.held
+        if not h.names:
+            return JointCommand(q=np.asarray(q, dtype=np.float64), kp=np.asarray(kp), kd=np.asarray(kd))
+        start = self._held_from if self._held_from is not None else h.pos
+        return JointCommand(q=np.concatenate([q, (1 - a) * start + a * h.pos]),
+                            kp=np.concatenate([kp, h.kp]), kd=np.concatenate([kd, h.kd]))
 
     def _command(self, now: float, r: dict | None) -> JointCommand:
         lim = self.limits
@@ -315,10 +346,12 @@ class Controller:
         if self.state == "stand":
             if self._stand_from is None:
                 self._stand_from = np.asarray(r["joint_pos"], dtype=np.float64)[lim.joint_index].copy()
+                held = r.get("held_joint_pos")
+                self._held_from = None if held is None else np.asarray(held, dtype=np.float64).copy()
             # stand_s 0: the default pose at once (a simulation whose episode starts in it)
             a = 1.0 if lim.stand_s <= 0 else min(1.0, (now - self._stand_t0) / lim.stand_s)
             self._stood = a >= 1.0
             q = (1 - a) * self._stand_from + a * lim.default_pose
-            return JointCommand(q=q, kp=lim.kp, kd=lim.kd)
+            return self._with_held(q, lim.kp, lim.kd, a)
         targets, kp, kd = self.policy.act(r)
-        return JointCommand(q=np.asarray(targets, dtype=np.float64), kp=np.asarray(kp), kd=np.asarray(kd))
+        return self._with_held(np.asarray(targets, dtype=np.float64), kp, kd)

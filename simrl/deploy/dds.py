@@ -49,13 +49,15 @@ def participant(domain: int, network: str | None):
 
 
 def motor_map(meta: dict[str, Any]) -> tuple[str, np.ndarray]:
-    """(layout, motor index of each policy joint) from policy.json's robot config."""
+    """(layout, motor index of each policy joint, then of each held joint) from policy.json's
+    robot config."""
     robot = meta.get("robot") or {}
     motors = (robot.get("config") or {}).get("motors")
     if not motors:
         raise ValueError(f"policy.json's robot '{robot.get('name')}' has no motor table: add `motors: "
                          "{layout, order}` to its robot yaml and export again")
-    order, joints = list(motors["order"]), list(robot["joint_names"])
+    held = (robot.get("held") or {}).get("joint_names", [])
+    order, joints = list(motors["order"]), [*robot["joint_names"], *held]
     missing = [j for j in joints if j not in order]
     if missing:
         raise ValueError(f"the motor table of '{robot.get('name')}' lacks the policy joints {missing}: "
@@ -73,7 +75,8 @@ class UnitreeRobot:
         from simrl.deploy import unitree
         from simrl.deploy.runtime import required_readings
 
-        self.layout, self.motor = motor_map(meta)
+        self.layout, self.motor = motor_map(meta)  # the policy's joints' motors, then the held ones'
+        self.num_policy = int(meta["num_actions"])
         lacking = [r for r in required_readings(meta) if r not in (*SUPPLIED, "command", "gravity")]
         if lacking:
             raise ValueError(f"this policy observes {lacking}, which a Unitree LowState_ does not carry "
@@ -128,13 +131,17 @@ class UnitreeRobot:
             m = self.motor
             q = np.array([newest.motor_state[i].q for i in m])
             dq = np.array([newest.motor_state[i].dq for i in m])
+            n = self.num_policy
             imu = newest.imu_state
             self._tick = int(newest.tick)
             if self.layout == "unitree_hg":
                 self._machine = newest.mode_machine  # echoed in every LowCmd, as the SDK does
-            self._state = RobotState(stamp=time.monotonic(), seq=self.seq, readings={
-                "joint_pos": q, "joint_vel": dq, "gyro": np.array(imu.gyroscope, dtype=np.float64),
-                "quat": np.array(imu.quaternion, dtype=np.float64)})
+            readings = {"joint_pos": q[:n], "joint_vel": dq[:n],
+                        "gyro": np.array(imu.gyroscope, dtype=np.float64),
+                        "quat": np.array(imu.quaternion, dtype=np.float64)}
+            if len(m) > n:  # the held joints' encoders
+                readings["held_joint_pos"] = q[n:]
+            self._state = RobotState(stamp=time.monotonic(), seq=self.seq, readings=readings)
         return self._state
 
     def send(self, cmd: JointCommand) -> None:

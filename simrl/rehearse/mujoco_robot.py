@@ -52,7 +52,9 @@ class MujocoRobot:
         mujoco.mj_forward(self.m, self.d)
         self.read = Readings(self.m, meta)
         names = meta["action"]["actuator_names"]
-        self.act = np.array([self.m.actuator(a).id for a in names])
+        held = ((meta.get("robot") or {}).get("held") or {}).get("joint_names", [])
+        # the policy's actuators, then the held joints' (assembly names each actuator by its joint)
+        self.act = np.array([self.m.actuator(a).id for a in [*names, *held]], dtype=np.int64)
         self.seq = 0
         self.frozen = False
         self.poison: dict[str, tuple] = {}  # reading -> (index or slice, value): next report only

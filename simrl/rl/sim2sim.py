@@ -56,6 +56,8 @@ class Readings:
         self.site_poses = dict(deploy.get("sim_readings", {}))
         self.target_name = (deploy.get("target") or {}).get("reading", "target_pose")
         robot = meta.get("robot")
+        held = ((robot or {}).get("held") or {}).get("joint_names", [])
+        self.held_qpos = np.array([m.joint(j).qposadr[0] for j in held], dtype=np.int64)
         if robot:  # the policy's joints, by name
             joints = [m.joint(j) for j in robot["joint_names"]]
             self.qpos = np.array([j.qposadr[0] for j in joints])
@@ -73,6 +75,8 @@ class Readings:
              "command": np.asarray(command, dtype=np.float64)}
         if target is not None:
             r[self.target_name] = target
+        if self.held_qpos.size:  # encoders of the held joints (the controller's stand reads them)
+            r["held_joint_pos"] = d.qpos[self.held_qpos].copy()
         for name, rule in self.site_poses.items():
             r[name] = site_pose(self.m, d, rule) if "site" in rule else body_pos(self.m, d, rule)
         for key, sl in self.sensors.items():

@@ -121,3 +121,36 @@ def test_the_loop_keeps_absolute_deadlines_and_logs_every_cycle(quad_export, tmp
     assert abs(robot.clock() - 1.0) < robot.m.opt.timestep  # no drift over 50 cycles
     rows = (tmp_path / "log.csv").read_text().splitlines()
     assert rows[0].startswith("t,period_s,compute_s,state,fault") and len(rows) == 51
+
+
+def test_held_joints_are_commanded_after_the_policys_from_stand_on_and_damped_otherwise(g1_legs_export):
+    """A legs-only G1: every command covers the 12 policy joints and then the 17 held ones;
+    passive damps them all; the stand brings the held joints from where they were measured to
+    their pose with their own gains, and the policy state keeps them there."""
+    _, report = g1_legs_export
+    policy = DeployPolicy(report["onnx"])
+    held = policy.meta["robot"]["held"]
+    assert policy.meta["num_actions"] == 12 and len(held["joint_names"]) == 17
+    robot = MujocoRobot(policy.meta)
+    ctl = Controller(policy, robot, limits_from_meta(policy.meta, stand_s=0.2))
+    robot.d.qpos[robot.read.held_qpos] += 0.1  # the arms start off their pose
+    robot.restart()
+    ctl.run(cycles=2)
+    measured = robot.latest().readings["held_joint_pos"].copy()  # what the stand starts from
+    ctl.request("stand")
+    ctl.run(seconds=0.3)
+    ctl.request("policy")
+    ctl.run(seconds=0.2)
+    assert ctl.state == "policy", ctl.transitions
+    sent = [c for _, c in robot.sent]
+    assert all(len(c.q) == len(c.kp) == len(c.kd) == 29 for c in sent)
+    passive, stand_first = sent[0], sent[2]
+    assert not passive.kp.any() and np.allclose(passive.kd[12:], held["kd"])
+    assert np.abs(measured - held["pos"]).max() > 0.05
+    np.testing.assert_allclose(stand_first.q[12:], measured)
+    assert np.allclose(stand_first.kp[12:], held["kp"])
+    np.testing.assert_allclose(sent[-1].q[12:], held["pos"])  # in policy: at the pose
+    m = robot.m
+    held_act = robot.act[12:]
+    np.testing.assert_allclose(m.actuator_gainprm[held_act, 0], held["kp"])  # the servos got the gains
+    np.testing.assert_allclose(robot.d.ctrl[held_act], held["pos"])

@@ -15,7 +15,8 @@ from simrl.robot import assemble, load_robot, robot_names
 
 # the legged robots (the arms' scenes and tasks: tests/tasks/test_manipulation.py)
 ROBOTS = [name for name in robot_names() if load_robot(name).feet]
-TASK = {"unitree_g1": "humanoid"}  # the task each robot is trained with (default: quadruped)
+# the task each robot is trained with (default: quadruped)
+TASK = {"unitree_g1": "humanoid", "unitree_g1_legs": "humanoid"}
 
 
 def test_the_shipped_robots():
@@ -28,18 +29,21 @@ def test_scene_maps_joints_actuators_and_sensors_by_name(name):
     robot = load_robot(name)
     scene = assemble(name)
     m = scene.model
-    assert m.nu == len(robot.joints)
-    for i, joint in enumerate(robot.joints):  # actuator i drives the i-th policy joint
+    assert m.nu == len(robot.joints) + len(robot.held_joints)
+    for i, joint in enumerate(robot.joints + robot.held_joints):  # actuator i drives the i-th policy joint
         assert m.actuator(i).name == joint
         jid = m.joint(joint).id
         assert m.actuator_trnid[i, 0] == jid
-        assert scene.joint_qpos[i] == m.jnt_qposadr[jid] and scene.joint_dof[i] == m.jnt_dofadr[jid]
-        assert m.actuator_gainprm[i, 0] == pytest.approx(scene.kp[i])  # PD as configured
-        assert -m.actuator_biasprm[i, 2] == pytest.approx(scene.kd[i])
+        kp, kd = np.concatenate([scene.kp, scene.held_kp]), np.concatenate([scene.kd, scene.held_kd])
+        assert m.actuator_gainprm[i, 0] == pytest.approx(kp[i])  # PD as configured
+        assert -m.actuator_biasprm[i, 2] == pytest.approx(kd[i])
+        qpos = np.concatenate([scene.joint_qpos, scene.held_qpos])
+        assert qpos[i] == m.jnt_qposadr[jid]
     for sensor in ("imu_gyro", "imu_acc", "imu_quat", "imu_vel"):
         s = m.sensor(sensor)
         assert m.site(int(s.objid[0])).name == robot.imu_site
-    assert m.key("home").ctrl.tolist() == pytest.approx(scene.default_joint_pos.tolist())
+    home = scene.default_joint_pos.tolist() + scene.held_pos.tolist()
+    assert m.key("home").ctrl.tolist() == pytest.approx(home)
     assert [m.body(b).name for b in scene.feet] == robot.feet
     assert any(m.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE for g in range(m.ngeom))
 
@@ -191,8 +195,47 @@ def test_contact_model_fields_set_the_cone_and_the_robots_condim():
 def test_a_joints_list_that_leaves_out_an_actuated_joint_is_refused():
     go1 = load_robot("unitree_go1").to_dict()
     go1["joints"] = [j for j in go1["joints"] if j != "RL_calf_joint"]
-    with pytest.raises(ConfigError, match=r"joints leaves out \['RL_calf_joint'\], which the MJCF"):
+    with pytest.raises(ConfigError, match=r"leaves out \['RL_calf_joint'\], which the MJCF.*held_joints"):
         assemble(go1)
+    scene = assemble({**go1, "held_joints": ["RL_calf_joint"]})  # or it is held, explicitly
+    assert scene.model.nu == 12 and scene.model.actuator(11).name == "RL_calf_joint"
+
+
+def test_held_joints_are_refused_where_they_name_a_policy_joint_or_none_or_miss_a_gain():
+    go1 = {**load_robot("unitree_go1").to_dict(), "motors": None}
+    with pytest.raises(ConfigError, match=r"names policy joints \['FR_hip_joint'\]"):
+        assemble({**go1, "held_joints": ["FR_hip_joint"]})
+    with pytest.raises(UnknownNameError, match=r"held_joints \['FR_hip'\] not in the MJCF"):
+        assemble({**go1, "held_joints": ["FR_hip"]})
+    legs = {**go1, "joints": go1["joints"][:9], "held_joints": go1["joints"][9:], "kp": [35.0] * 9}
+    with pytest.raises(ConfigError, match="kp is a list .* leaves the held joints without one"):
+        assemble(legs)
+
+
+def test_a_legs_only_humanoid_holds_its_waist_and_arms_at_the_default_pose():
+    """unitree_g1_legs: the policy's 12 actions move the legs; the 17 held joints' servos keep
+    their targets whatever the actions, so on average the waist and arms stay near the default
+    pose (falls jolt them briefly) while the legs move far from it."""
+    import simrl
+
+    env = simrl.make("humanoid", 4, device="cpu", robot="unitree_g1_legs", seed=0)
+    sc = env.scene
+    assert env.num_actions == 12 and env.model.nu == 29 and len(sc.held_qpos) == 17
+    assert env.single_action_space.shape == (12,)
+    gen = torch.Generator().manual_seed(0)
+    held_err, leg_err = [], []
+    for _ in range(25):
+        env.step(torch.randn(4, 12, generator=gen))
+        held = env.sim.qpos[:, sc.held_qpos] - torch.as_tensor(sc.held_pos)
+        held_err.append(float(held.abs().mean()))
+        leg_err.append(float((env.joint_pos - env.default_joint_pos).abs().mean()))
+        targets = torch.as_tensor(sc.held_pos, dtype=env.sim.dtype).expand(4, 17)
+        assert torch.equal(env.sim.ctrl[:, 12:], targets)  # the actions never reach them
+    held_err, leg_err = np.mean(held_err), np.mean(leg_err)
+    assert leg_err > 0.1 and held_err < 0.2 * leg_err, (leg_err, held_err)
+    spec = env.action_spec()
+    assert len(spec["joint_names"]) == len(spec["kp"]) == len(spec["ctrl_range"]) == 12
+    assert env.scene.facts()["held"]["joint_names"][0] == "waist_yaw_joint"
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -238,7 +281,7 @@ def test_the_motor_table_must_drive_every_policy_joint():
     go1 = load_robot("unitree_go1").to_dict()
     assert go1["motors"]["layout"] == "unitree_go" and go1["motors"]["order"][:3] == go1["joints"][:3]
     short = {**go1, "motors": {"layout": "unitree_go", "order": go1["motors"]["order"][:-1]}}
-    with pytest.raises(ConfigError, match=r"motors.order lacks the policy joints \['RL_calf_joint'\]"):
+    with pytest.raises(ConfigError, match=r"motors.order lacks the policy or held joints \['RL_calf"):
         load_robot(short)
     with pytest.raises(ConfigError, match="motors must be"):
         load_robot({**go1, "motors": ["FR_hip_joint"]})
