@@ -18,6 +18,7 @@ import mujoco
 import numpy as np
 
 from simrl.deploy.controller import JointCommand, RobotState
+from simrl.rehearse.scene import Readings, scene_model
 
 
 def set_motor_pd(m: mujoco.MjModel, d: mujoco.MjData, actuators: np.ndarray, q, kp, kd) -> None:
@@ -38,8 +39,6 @@ def set_motor_pd(m: mujoco.MjModel, d: mujoco.MjData, actuators: np.ndarray, q, 
 class MujocoRobot:
     def __init__(self, meta: dict[str, Any], keyframe: bool = True,
                  model: mujoco.MjModel | None = None):
-        from simrl.rl.sim2sim import Readings, scene_model
-
         self.meta = meta
         self.m = model if model is not None else scene_model(meta)[0]
         self.d = mujoco.MjData(self.m)

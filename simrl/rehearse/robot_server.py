@@ -111,7 +111,7 @@ class RobotServer:
 
     def _record(self) -> None:
         """One row of ground truth: time, base vx vy (base frame), yaw rate, fallen, episode."""
-        from simrl.rl.sim2sim import fell
+        from simrl.rehearse.scene import fell
 
         vel = self._sense("imu_vel") if "imu_vel" in self.sensor else np.full(3, np.nan)
         gyro = self._sense("imu_gyro") if "imu_gyro" in self.sensor else np.full(3, np.nan)

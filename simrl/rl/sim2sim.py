@@ -23,71 +23,8 @@ import numpy as np
 
 from simrl.deploy import DeployPolicy
 from simrl.deploy.controller import Controller, Limits, limits_from_meta
-from simrl.deploy.runtime import projected_gravity
-from simrl.paths import ASSETS
 from simrl.rehearse.mujoco_robot import MujocoRobot
-
-IMU_READINGS = {"gyro": "imu_gyro", "quat": "imu_quat", "base_lin_vel": "imu_vel"}
-
-
-def scene_model(meta: dict[str, Any], terrain: Any = None):
-    """The model the policy was trained on, rebuilt from its export metadata, and its terrain
-    grid (None on a plane). `terrain` (a configs/terrain name or fields) replaces the trained
-    ground, e.g. "stairs" to test on steps."""
-    scene = meta["deploy"]["scene"]
-    if "robot" in scene:
-        from simrl.robot import assemble
-
-        built = assemble(scene["robot"], terrain=terrain or meta["deploy"].get("terrain"),
-                         objects=scene.get("objects"))
-        return built.model, built.terrain
-    path = Path(scene["mjcf"])
-    return mujoco.MjModel.from_xml_path(str(path if path.is_absolute() else ASSETS / path)), None
-
-
-class Readings:
-    """What the robot reports, read from an MjData by name: encoders of the policy's joints (in
-    action order), the IMU sensors, the command and target, and the site poses the export's
-    `deploy.sim_readings` names (what an arm's controller computes by forward kinematics)."""
-
-    def __init__(self, m: mujoco.MjModel, meta: dict[str, Any]):
-        self.m = m
-        deploy = meta.get("deploy", {})
-        self.site_poses = dict(deploy.get("sim_readings", {}))
-        self.target_name = (deploy.get("target") or {}).get("reading", "target_pose")
-        robot = meta.get("robot")
-        held = ((robot or {}).get("held") or {}).get("joint_names", [])
-        self.held_qpos = np.array([m.joint(j).qposadr[0] for j in held], dtype=np.int64)
-        if robot:  # the policy's joints, by name
-            joints = [m.joint(j) for j in robot["joint_names"]]
-            self.qpos = np.array([j.qposadr[0] for j in joints])
-            self.dof = np.array([j.dofadr[0] for j in joints])
-        else:  # a task over the whole model (cartpole): every coordinate
-            self.qpos, self.dof = np.arange(m.nq), np.arange(m.nv)
-        self.sensors = {}
-        for key, name in IMU_READINGS.items():
-            i = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SENSOR, name)
-            if i >= 0:
-                self.sensors[key] = slice(m.sensor_adr[i], m.sensor_adr[i] + m.sensor_dim[i])
-
-    def __call__(self, d: mujoco.MjData, command, target: np.ndarray | None = None) -> dict[str, np.ndarray]:
-        r = {"joint_pos": d.qpos[self.qpos].copy(), "joint_vel": d.qvel[self.dof].copy(),
-             "command": np.asarray(command, dtype=np.float64)}
-        if target is not None:
-            r[self.target_name] = target
-        if self.held_qpos.size:  # encoders of the held joints (the controller's stand reads them)
-            r["held_joint_pos"] = d.qpos[self.held_qpos].copy()
-        for name, rule in self.site_poses.items():
-            r[name] = site_pose(self.m, d, rule) if "site" in rule else body_pos(self.m, d, rule)
-        for key, sl in self.sensors.items():
-            r[key] = d.sensordata[sl].copy()
-        return r
-
-
-def _quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.zeros(4)
-    mujoco.mju_mulQuat(out, np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
-    return out
+from simrl.rehearse.scene import Readings, body_pos, fell, quat_mul, scene_model, site_pose
 
 
 def sample_target(spec: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
@@ -102,24 +39,8 @@ def sample_target(spec: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
         vec = np.zeros(3)
         vec[axis] = 1.0
         mujoco.mju_axisAngle2Quat(turn, vec, rng.uniform(*spec[key]))
-        quat = _quat_mul(turn, quat)
+        quat = quat_mul(turn, quat)
     return np.concatenate([pos, quat])
-
-
-def site_pose(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any]) -> np.ndarray:
-    """The rule's site pose in its frame body: [x, y, z, qw, qx, qy, qz]."""
-    base, site = m.body(rule["frame_body"]).id, m.site(rule["site"]).id
-    pos = d.xmat[base].reshape(3, 3).T @ (d.site_xpos[site] - d.xpos[base])
-    q_site, q_base_inv = np.zeros(4), np.zeros(4)
-    mujoco.mju_mat2Quat(q_site, d.site_xmat[site])
-    mujoco.mju_negQuat(q_base_inv, d.xquat[base])
-    return np.concatenate([pos, _quat_mul(q_base_inv, q_site)])
-
-
-def body_pos(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any]) -> np.ndarray:
-    """The rule's body position in its frame body: [x, y, z]."""
-    base, body = m.body(rule["frame_body"]).id, m.body(rule["body"]).id
-    return d.xmat[base].reshape(3, 3).T @ (d.xpos[body] - d.xpos[base])
 
 
 class Success:
@@ -168,7 +89,7 @@ def site_error(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any],
     """Position (m) and orientation (rad) error of the rule's site to `target` (base frame)."""
     pose = site_pose(m, d, rule)
     pos, quat = pose[:3], pose[3:]
-    diff = _quat_mul(np.array([quat[0], -quat[1], -quat[2], -quat[3]]), target[3:])
+    diff = quat_mul(np.array([quat[0], -quat[1], -quat[2], -quat[3]]), target[3:])
     angle = 2.0 * np.arctan2(np.linalg.norm(diff[1:]), abs(diff[0]))
     return float(np.linalg.norm(pos - target[:3])), float(angle)
 
@@ -181,23 +102,6 @@ def controller_limits(meta: dict[str, Any], m: mujoco.MjModel, read: Readings, *
     index = [coords.index(int(m.jnt_qposadr[m.joint(j).id])) for j in meta["action"]["joint_names"]]
     return limits_from_meta(meta, **{"stand_s": 0.0, "overrun_streak": sys.maxsize,
                                      "joint_index": np.array(index), **overrides})
-
-
-def fell(m: mujoco.MjModel, d: mujoco.MjData, r: dict, termination: dict, root_qpos: int | None,
-         bodies: list[int], ground: float = 0.0) -> bool:
-    """Whether the export's termination rule ends the episode in this state."""
-    if not np.isfinite(d.qpos).all():
-        return True
-    for index, limit in termination.get("max_abs_qpos", {}).items():
-        if abs(d.qpos[int(index)]) > limit:
-            return True
-    if "quat" in r and termination.get("max_tilt_cos") is not None:
-        if projected_gravity(r["quat"])[2] > -termination["max_tilt_cos"]:
-            return True
-    height = termination.get("min_base_height")
-    if height is not None and root_qpos is not None and d.qpos[root_qpos + 2] - ground < height:
-        return True
-    return any(np.linalg.norm(d.cfrc_ext[b, 3:]) > 1.0 for b in bodies)
 
 
 def run_sim2sim(

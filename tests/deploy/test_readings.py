@@ -8,8 +8,8 @@ import torch
 
 import simrl
 from simrl.deploy.runtime import observation, required_readings
+from simrl.rehearse.scene import Readings
 from simrl.rl.export import deploy_metadata
-from simrl.rl.sim2sim import Readings
 
 
 def test_the_default_policy_observes_only_what_the_robot_measures():

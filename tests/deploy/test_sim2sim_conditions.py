@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simrl.rl.sim2sim import run_sim2sim, scene_model
+from simrl.rehearse.scene import scene_model
+from simrl.rl.sim2sim import run_sim2sim
 from tests.conftest import compose_config, with_deploy_spec
 
 

@@ -81,8 +81,8 @@ def test_deploy_builds_the_envs_observations_from_raw_readings(name):
     the observation the env computed for it (within 1e-5)."""
     import simrl
     from simrl.deploy.runtime import observation
+    from simrl.rehearse.scene import Readings
     from simrl.rl.export import deploy_metadata
-    from simrl.rl.sim2sim import Readings
 
     env = simrl.make(TASK.get(name, "quadruped"), 4, device="cpu", robot=name, seed=1,
                      cfg={"obs_noise": False})
