@@ -82,7 +82,7 @@ class LocomotionCfg(EnvCfg):
         "effort_scale": (1.0, 1.0), "joint_friction": (0.0, 0.0), "joint_damping": (0.0, 0.0),
         "joint_armature": (0.0, 0.0), "com_offset": 0.0, "gyro_bias": 0.0, "gravity_bias": 0.0,
         "ground_dampratio": (1.0, 1.0), "terrain": "flat", "history": 1, "heading_command": False,
-        "spawn_clear": False, "height_scan_size": GRID_SCAN_SIZE,
+        "spawn_clear": False, "height_scan_size": GRID_SCAN_SIZE, "gait_period_s": None,
     }
     robot: Any = "quadruped"  # a configs/robot name, a path to a robot yaml, or its fields
     keyframe: str | None = "home"  # the assembled scene's default pose
@@ -93,6 +93,12 @@ class LocomotionCfg(EnvCfg):
     only_positive_rewards: bool = True
     observations: dict = field(default_factory=lambda: {"policy": _policy_obs(), "critic": _critic_obs()})
     history: int = 1  # frames of each policy term but the command, stacked (deploy keeps them too)
+    # a gait clock (unitree_rl_gym's): the policy and critic observe sin and cos of each foot's
+    # phase, time since the episode began over `gait_period_s`, the feet shifted by
+    # `gait_offsets` (fractions of the cycle, in the robot's feet order; a biped's half a cycle
+    # apart). None: no clock. The robot keeps the same clock from its policy's start.
+    gait_period_s: float | None = None
+    gait_offsets: tuple[float, ...] = (0.0, 0.5)
     rewards: dict = field(default_factory=lambda: dict(FLAT_REWARDS))
     # commands
     lin_vel_x: tuple[float, float] = (-0.6, 1.2)
@@ -187,7 +193,7 @@ class LocomotionEnv(EnvBatch):
 
     def __init__(self, cfg: LocomotionCfg, *args, **kwargs):
         self.task_name = cfg.task_name
-        cfg = _with_history(cfg)
+        cfg = _with_gait_clock(_with_history(cfg))
         lo, hi = cfg.action_delay
         if not 0 <= lo <= hi:
             raise ConfigError(f"action_delay must be (min, max) control steps with 0 <= min <= max, "
@@ -600,6 +606,20 @@ def _with_history(cfg: LocomotionCfg) -> LocomotionCfg:
     return dataclasses.replace(cfg, observations={**cfg.observations, "policy": terms})
 
 
+def _with_gait_clock(cfg: LocomotionCfg) -> LocomotionCfg:
+    """`gait_period_s` set: the `gait_clock` term joins the policy and critic groups."""
+    import dataclasses
+
+    if cfg.gait_period_s is None:
+        return cfg
+    if not cfg.gait_period_s > 0:
+        raise ConfigError(f"gait_period_s must be > 0 s (or null: no gait clock), got {cfg.gait_period_s!r}")
+    params = {"period": float(cfg.gait_period_s), "offsets": [float(o) for o in cfg.gait_offsets]}
+    groups = {g: [*terms, ObsTerm("gait_clock", params=params)] if g in ("policy", "critic") else terms
+              for g, terms in cfg.observations.items()}
+    return dataclasses.replace(cfg, observations=groups)
+
+
 def _check_legged(scene: Scene, task: str) -> None:
     """The velocity task walks a floating base on feet and reads its IMU: refuse other robots."""
     r, lacks = scene.robot, []
@@ -643,6 +663,22 @@ OBS = {
     "ground_friction": lambda env: env.mu,
     "height_scan": height_scan,
 }
+
+
+def gait_phase(env: LocomotionEnv, period: float, offsets) -> torch.Tensor:
+    """Each foot's phase in [0, 1) (N, feet): control steps since the episode began times dt,
+    over `period`, plus the foot's offset."""
+    t = env.episode_length_buf.float()[:, None] * (env.dt / period)
+    return torch.remainder(torch.cat([t + float(o) for o in offsets], dim=1), 1.0)
+
+
+def gait_clock(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5)) -> torch.Tensor:
+    """sin and cos of each foot's gait phase, [sin, cos] per foot (N, 2 * feet)."""
+    angle = (2 * torch.pi) * gait_phase(env, period, offsets)
+    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(1)
+
+
+OBS["gait_clock"] = gait_clock
 
 
 # --- reward terms: f(env) -> (N,), weighted by name from the config ----------------------------
@@ -744,6 +780,15 @@ def foot_slip(env: LocomotionEnv) -> torch.Tensor:
     return (env.foot_vel[..., :2].square().sum(dim=-1) * env.contact).sum(dim=1)
 
 
+def gait_contact(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5),
+                 stance: float = 0.55) -> torch.Tensor:
+    """The share of feet whose contact matches the gait clock (in contact in the first `stance`
+    of each foot's cycle, in the air after): a gait in step with the clock the policy observes
+    (`gait_period_s`; the params must match its period and offsets). In [0, 1], positive weight."""
+    planted = gait_phase(env, period, offsets) < stance
+    return (env.contact == planted).float().mean(dim=1)
+
+
 def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
     """exp(-mean(((q - q_default) / std)^2)): stay near the default pose, each joint with its own
     tolerance (`std_by_joint`: one number, a list in action order, or {joint regex: rad}; e.g. a
@@ -772,13 +817,23 @@ LocomotionEnv.OBS_MIRROR = {
     "foot_contact": lambda env: (env.robot_mirror[2], np.ones(env.feet.numel())),
     "ground_friction": lambda env: mirror.same(1),
     "height_scan": lambda env: mirror.points_y(env.scan_points.double().cpu().numpy()),
+    "gait_clock": lambda env: _gait_clock_mirror(env),
 }
+
+
+def _gait_clock_mirror(env: LocomotionEnv):
+    """Two feet half a cycle apart: the mirror image swaps their phases ([sin, cos] pairs)."""
+    offsets = list(env.cfg.gait_offsets)
+    if len(offsets) != 2 or abs(abs(offsets[1] - offsets[0]) - 0.5) > 1e-9:
+        raise ConfigError(f"symmetry with a gait clock needs two feet half a cycle apart (gait_offsets "
+                          f"like [0.0, 0.5]), got {offsets}")
+    return np.array([2, 3, 0, 1]), np.ones(4)
 LocomotionEnv.TRACKING_TERMS = {f.__name__: f for f in (lin_vel_error, yaw_rate_error)}
 LocomotionEnv.REWARD_TERMS = {
     f.__name__: f
     for f in (alive, track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,
               joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time, foot_clearance,
-              feet_air_time_biped, foot_slip, posture)
+              feet_air_time_biped, foot_slip, posture, gait_contact)
 }
 
 # how a robot supplies each policy term (export writes it into policy.json for simrl.deploy)
@@ -796,4 +851,7 @@ LocomotionEnv.OBS_READS = {
     "last_action": {"reading": "last_action"},
     "foot_contact": {"reading": "foot_contact",
                      "doc": "foot contact flags, in the robot config's feet order"},
+    # the runtime keeps this clock itself: time since the policy state began (its steps x dt)
+    "gait_clock": lambda params: {"reading": "policy_time", "op": "phase_sincos",
+                                  "args": {"period": params["period"], "offsets": params["offsets"]}},
 }

@@ -30,8 +30,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
 import gymnasium as gym
@@ -71,6 +72,7 @@ class ObsSlot(NamedTuple):
     noise: float
     history: int
     width: int
+    params: Mapping[str, Any] = MappingProxyType({})  # the term's keyword arguments (export reads them)
 
 
 @dataclass
@@ -216,7 +218,8 @@ class EnvBatch(gym.vector.VectorEnv):
                 if isinstance(scale, list) and len(scale) != d:
                     raise ValueError(f"obs term '{t.name}' has {d} columns but {len(scale)} scales")
                 h = int(t.history)
-                layout.append(ObsSlot(t.name, slice(start, start + d * h), scale, t.noise, h, d))
+                layout.append(ObsSlot(t.name, slice(start, start + d * h), scale, t.noise, h, d,
+                                      MappingProxyType(dict(t.params))))
                 if h > 1:
                     self._history[(group, t.name)] = torch.zeros(n, h, d, **f32)
                 start += d * h
@@ -460,7 +463,7 @@ class EnvBatch(gym.vector.VectorEnv):
             # silently record o_{t+1} as o_t
             buf = torch.empty_like(self._obs_buf[group])
             fresh[group] = buf
-            for name, sl, scale, noise, history, _ in layout:
+            for name, sl, scale, noise, history, *_ in layout:
                 value = self._obs_fns[(group, name)](self)
                 if isinstance(scale, list):
                     value = value * self._scale_tensor(scale)

@@ -17,14 +17,15 @@ CALM = {"obs_noise": False, "push_vel": 0.0, "action_delay": [0, 0], "kp_scale":
         "added_base_mass": [0.0, 0.0], "friction": [1.0, 1.0], "ground_dampratio": [1.0, 1.0]}
 
 
-@pytest.mark.parametrize("robot", ["quadruped", "unitree_go1", "unitree_g1"])
+@pytest.mark.parametrize("robot", ["quadruped", "unitree_go1", "unitree_g1", "unitree_g1_legs", "booster_t1"])
 def test_every_shipped_legged_robot_mirrors_onto_itself_twice(robot):
     env = simrl.make("quadruped", 2, device="cpu", robot=robot)
     maps = env.mirror_maps()
     index, sign, feet = env.robot_mirror
     names = env.robot.joints
     for n, i in zip(names, index, strict=True):  # sides swapped by name, centre joints kept
-        side = {"left_": "right_", "right_": "left_", "FR_": "FL_", "FL_": "FR_", "RR_": "RL_", "RL_": "RR_"}
+        side = {"left_": "right_", "right_": "left_", "Left_": "Right_", "Right_": "Left_",
+                "FR_": "FL_", "FL_": "FR_", "RR_": "RL_", "RL_": "RR_"}
         key = next((k for k in side if k in n), None)
         assert names[i] == (n.replace(key, side[key]) if key else n)
     assert sorted(index.tolist()) == list(range(len(names))) and set(np.abs(sign)) == {1.0}

@@ -62,16 +62,25 @@ def pose_error(pose: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 # How an observation term is built from raw readings: policy.json's `obs_terms[i].read` is
-# {"reading": <name, or a list of names the op combines>, "op": <one of OPS>, "columns": [...]
-# (optional), "minus": [...] or a policy.json key (optional)}. The ops are math, not tasks:
-# the runtime knows no task or term names.
+# {"reading": <name, or a list of names the op combines>, "op": <one of OPS>, "args": {...}
+# (the op's keyword arguments, optional), "columns": [...] (optional), "minus": [...] or a
+# policy.json key (optional)}. The ops are math, not tasks: the runtime knows no task or term
+# names.
 OPS: dict[str, Callable[..., np.ndarray]] = {
     "value": lambda v: v,
     "gravity": projected_gravity,  # a base orientation (wxyz) as unit gravity in its frame
     "pos_rot6d": lambda v: np.concatenate([v[..., :3], rot6d(v[..., 3:7])], axis=-1),  # a pose
     "pose_error": pose_error,  # two poses: from the first to the second
     "difference": lambda a, b: b[..., :3] - a[..., :3],  # two positions (or poses): second - first
+    "phase_sincos": lambda t, period, offsets: phase_sincos(t, period, offsets),  # a gait clock
 }
+
+
+def phase_sincos(t: np.ndarray, period: float, offsets: list[float]) -> np.ndarray:
+    """[sin, cos] of 2 pi (t / period + offset) for each offset, in order: a clock of phases."""
+    phase = np.asarray(t, dtype=np.float64)[..., None] / period + np.asarray(offsets, dtype=np.float64)
+    angle = 2 * np.pi * np.remainder(phase, 1.0)
+    return np.stack([np.sin(angle), np.cos(angle)], axis=-1).reshape(*angle.shape[:-1], -1)
 
 
 def _names(read: dict[str, Any]) -> list[str]:
@@ -100,7 +109,9 @@ LEGACY_DOCS: dict[str, str] = {
     "base_lin_vel": "base linear velocity (m/s) in the IMU frame: a state estimator's output",
     "foot_contact": "foot contact flags, in the robot config's feet order",
 }
-OWN = ("last_action",)  # readings the runtime supplies itself
+# readings the runtime supplies itself: the last action, and the time since the policy state
+# began (control steps since `reset` x control_dt: a gait clock's time)
+OWN = ("last_action", "policy_time")
 
 
 def term_read(meta: dict[str, Any], term: dict[str, Any]) -> dict[str, Any]:
@@ -149,7 +160,7 @@ def read_term(meta: dict[str, Any], term: dict[str, Any], readings: dict[str, An
     if op == "gravity" and names[0] not in readings and "gravity" in readings:
         value = np.asarray(readings["gravity"], dtype=np.float64)  # given as gravity already
     else:
-        value = OPS[op](*(np.asarray(readings[n], dtype=np.float64) for n in names))
+        value = OPS[op](*(np.asarray(readings[n], dtype=np.float64) for n in names), **read.get("args", {}))
     if read.get("columns") is not None:
         value = value[..., list(read["columns"])]
     minus = read.get("minus")
@@ -236,6 +247,7 @@ class DeployPolicy:
             raise ValueError(f"policy.json action mode '{self.mode}' is unknown to this runtime; known: "
                              "absolute, delta (update simrl.deploy)")
         self.targets = self.offset.copy()
+        self.steps = 0  # observations since reset: policy_time = steps x control_dt
 
     def reset(self) -> None:
         """A new episode: forget the last action and the observation history; delta-mode
@@ -243,6 +255,7 @@ class DeployPolicy:
         self.last_action = np.zeros(self.meta["num_actions"], dtype=np.float32)
         self.history = {}
         self.targets = self.offset.copy()
+        self.steps = 0
 
     @property
     def obs_dim(self) -> int:
@@ -253,7 +266,10 @@ class DeployPolicy:
         advances the observation history (call once per control step)."""
         r = dict(readings)
         r.setdefault("last_action", self.last_action)
-        return observation(self.meta, r, self.history)
+        r.setdefault("policy_time", np.float64(self.steps * float(self.meta["control_dt"])))
+        obs = observation(self.meta, r, self.history)
+        self.steps += 1
+        return obs
 
     def infer(self, obs: np.ndarray) -> np.ndarray:
         """Raw policy actions for observations (obs_dim,) or (batch, obs_dim)."""

@@ -86,6 +86,8 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
         for slot in env.obs_layout[group]:
             s = slot.slice
             read = env.OBS_READS.get(slot.name)
+            if callable(read):  # a read that depends on the term's params (a gait clock's period)
+                read = read(dict(slot.params))
             if read is None:
                 raise ExportError(f"observation term '{slot.name}' of group '{group}' declares no reading "
                                   f"(task '{env.task_name}' OBS_READS), so a robot cannot supply it: the "

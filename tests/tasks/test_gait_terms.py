@@ -64,3 +64,79 @@ def test_a_per_joint_param_that_misses_a_joint_is_named():
     with pytest.raises(ConfigError, match="no pattern of .* matches joint"):
         simrl.make("humanoid", 2, device="cpu", cfg={"rewards": {
             "posture": {"weight": 0.5, "params": {"std_by_joint": {".*knee_joint": 0.1}}}}})
+
+
+# --- the gait clock ------------------------------------------------------------------------------
+CLOCK = {"gait_period_s": 0.8, "obs_noise": False, "push_vel": 0.0}
+
+
+def test_the_gait_clock_is_each_foots_phase_and_restarts_with_the_episode():
+    env = simrl.make("humanoid", 2, device="cpu", robot="unitree_g1_legs", seed=0, cfg=CLOCK)
+    assert [s.name for s in env.obs_layout["policy"]][-1] == "gait_clock"
+    assert [s.name for s in env.obs_layout["critic"]][-1] == "gait_clock"
+    obs = env.compute_observations()["policy"]
+    # at phase 0 the feet are half a cycle apart
+    assert obs[:, -4:].flatten().tolist() == pytest.approx([0.0, 1.0, 0.0, -1.0] * 2, abs=1e-6)
+    for _ in range(10):  # 0.2 s: a quarter of the 0.8 s cycle
+        obs, *_ = env.step(torch.zeros(2, 12))
+    keep = env.episode_length_buf == 10
+    assert keep.all()
+    assert obs["policy"][0, -4:].tolist() == pytest.approx([1.0, 0.0, -1.0, 0.0], abs=1e-5)
+    env.reset_envs(torch.tensor([True, False]))
+    env.episode_length_buf[0] = 0
+    clock = env.compute_observations()["policy"][:, -4:]
+    assert clock[0].tolist() == pytest.approx([0.0, 1.0, 0.0, -1.0], abs=1e-6)  # a new episode: phase 0
+    assert clock[1].tolist() == pytest.approx([1.0, 0.0, -1.0, 0.0], abs=1e-5)
+
+
+def test_the_deploy_runtime_keeps_the_same_clock_from_the_policys_start(quad_export):
+    """DeployPolicy supplies `policy_time` itself (its observations since reset x dt): fed only
+    the robot's readings each step, it builds the env's observation, clock included, and
+    restarts the clock at `reset`."""
+    import numpy as np
+
+    from simrl.deploy import DeployPolicy
+    from simrl.rl.export import deploy_metadata
+    from simrl.rl.sim2sim import Readings
+
+    env = simrl.make("humanoid", 1, device="cpu", robot="unitree_g1_legs", seed=0, cfg=CLOCK)
+    meta = deploy_metadata(env, ["policy"])
+    assert meta["obs_terms"][-1]["read"] == {"reading": "policy_time", "op": "phase_sincos",
+                                             "args": {"period": 0.8, "offsets": [0.0, 0.5]}}
+    assert "policy_time" not in meta["readings"]  # the robot supplies nothing for it
+    policy = DeployPolicy(quad_export[1]["onnx"])
+    policy.meta = meta  # only its observation builder is exercised here
+    read = Readings(env.model, meta)
+    obs, _ = env.reset()
+    gen = torch.Generator().manual_seed(0)
+    for step in range(8):
+        r = read(env.sim.get_mjdata(0), env.commands[0].numpy())
+        policy.last_action = env.actions[0].numpy()
+        np.testing.assert_allclose(policy.observation(r), obs["policy"][0].numpy(), atol=1e-5,
+                                   err_msg=f"step {step}")
+        obs, *_ = env.step(0.2 * torch.randn(1, 12, generator=gen))
+    policy.reset()
+    assert policy.observation(r)[-4:].tolist() == pytest.approx([0.0, 1.0, 0.0, -1.0], abs=1e-6)
+
+
+def test_gait_contact_rewards_feet_in_step_with_the_clock(g1):
+    from simrl.envs.locomotion import gait_contact
+
+    g1.episode_length_buf[:] = torch.tensor([5, 5, 30])  # phases (0.125, 0.625), again, (0.75, 0.25)
+    g1.contact = torch.tensor([[True, False], [False, True], [False, True]])
+    assert gait_contact(g1, period=0.8).tolist() == pytest.approx([1.0, 0.0, 1.0])
+
+
+def test_the_gait_clock_mirrors_by_swapping_the_feet_and_bad_settings_are_named():
+    from simrl import mirror
+
+    env = simrl.make("humanoid", 2, device="cpu", robot="unitree_g1_legs", cfg=CLOCK)
+    sp = env.mirror_maps()["obs"]["policy"]
+    x = torch.arange(float(env.obs_layout["policy"][-1].slice.stop)).expand(1, -1)
+    assert mirror.apply(x, sp)[0, -4:].tolist() == x[0, -4:][[2, 3, 0, 1]].tolist()
+    odd = simrl.make("humanoid", 2, device="cpu", robot="unitree_g1_legs",
+                     cfg={**CLOCK, "gait_offsets": [0.0, 0.3]})
+    with pytest.raises(ConfigError, match="two feet half a cycle apart"):
+        odd.mirror_maps()
+    with pytest.raises(ConfigError, match="gait_period_s must be > 0"):
+        simrl.make("humanoid", 2, device="cpu", cfg={"gait_period_s": 0.0})

@@ -16,7 +16,7 @@ from simrl.robot import assemble, load_robot, robot_names
 # the legged robots (the arms' scenes and tasks: tests/tasks/test_manipulation.py)
 ROBOTS = [name for name in robot_names() if load_robot(name).feet]
 # the task each robot is trained with (default: quadruped)
-TASK = {"unitree_g1": "humanoid", "unitree_g1_legs": "humanoid"}
+TASK = {"unitree_g1": "humanoid", "unitree_g1_legs": "humanoid", "booster_t1": "humanoid"}
 
 
 def test_the_shipped_robots():
