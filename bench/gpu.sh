@@ -6,6 +6,8 @@
 #   bash bench/gpu.sh              # on a CUDA machine
 #   bash bench/gpu.sh --sweeps     # also the size sweeps (sim layer, 1k/16k worlds, rough terrain)
 #   bash bench/gpu.sh --rehearse   # the same steps on the CPU (Warp's CPU device, tiny sizes)
+#   bash bench/gpu.sh --lift       # also Franka lift on mjwarp: iterations to 80% success (give it
+#                                  # its own budget: SIMRL_GPU_BUDGET_S=900)
 #
 # The most informative steps come first: learning on the GPU (the quadruped, Menagerie Go1 and
 # G1 trained at 4096 envs, each evaluated against the walking criterion), then the PPO
@@ -19,12 +21,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-REHEARSE=0 SWEEPS=0
+REHEARSE=0 SWEEPS=0 LIFT=0
 for arg in "$@"; do
   case "$arg" in
     --rehearse) REHEARSE=1 ;;
     --sweeps) SWEEPS=1 ;;
-    *) echo "usage: bash bench/gpu.sh [--rehearse] [--sweeps]" >&2; exit 2 ;;
+    --lift) LIFT=1 ;;
+    *) echo "usage: bash bench/gpu.sh [--rehearse] [--sweeps] [--lift]" >&2; exit 2 ;;
   esac
 done
 OUT_DIR="${SIMRL_GPU_RESULTS:-./gpu-results}"
@@ -38,11 +41,12 @@ export PYTHONUNBUFFERED=1
 if [[ $REHEARSE == 1 ]]; then
   DEVICE=cpu SIZES="4" STEPS=2 REPEATS=1 ITER_ENVS=4 TRAIN_ENVS=8 ITERS=2 PLAY_ENVS=2
   TRAIN_SIM="sim=mjwarp" PLAY_EXTRA="task.cfg.episode_length_s=1.2" ROBOT_ITERS=1 G1_MINUTES=0.05
-  LIMIT_SHORT=300 LIMIT_LONG=600 ROUGH_SIZES="4" ROUGH_STEPS=2 SWEEP_SIZES="4"
+  LIMIT_SHORT=300 LIMIT_LONG=600 ROUGH_SIZES="4" ROUGH_STEPS=2 SWEEP_SIZES="4" LIFT_ITERS=2 LIFT_EVAL=2
 else
   DEVICE=cuda:0 SIZES="4096" STEPS=100 REPEATS=1 ITER_ENVS=4096 TRAIN_ENVS=4096
   ITERS=150 PLAY_ENVS=256 TRAIN_SIM="" PLAY_EXTRA="" ROBOT_ITERS=200 G1_MINUTES=1.5
   LIMIT_SHORT=150 LIMIT_LONG=300 ROUGH_SIZES="1024 4096" ROUGH_STEPS=50 SWEEP_SIZES="1024 4096 16384"
+  LIFT_ITERS=400 LIFT_EVAL=50
 fi
 
 BUDGET="${SIMRL_GPU_BUDGET_S:-$([[ $REHEARSE == 1 ]] && echo 1500 || echo 480)}"  # CPU: Warp compiles
@@ -111,6 +115,15 @@ run_step "launches and syncs per env step" "$LIMIT_SHORT" "$PY" -m simrl.bench l
 # G1 (29 joints) with what the budget leaves: its figures whether or not it walks yet
 train_and_check "Unitree G1" "$OUT_DIR/train_g1" task=humanoid max_minutes="$G1_MINUTES" \
   max_iterations=100000
+
+if [[ $LIFT == 1 ]]; then
+  # Franka Panda lift (a fixed-base arm and a free cube) on mjwarp: the learning benchmark's
+  # first checkpoint with >= 80% success, its env steps and training minutes
+  rm -rf "$OUT_DIR/learn_lift"
+  run_step "learn Franka lift (to 80% success)" "$LIMIT_LONG" "$PY" -m simrl.bench learn task=lift seeds=1 \
+    iterations="$LIFT_ITERS" eval_every="$LIFT_EVAL" eval_envs="$PLAY_ENVS" min_success=0.8 \
+    device="$DEVICE" num_envs="$TRAIN_ENVS" $TRAIN_SIM $PLAY_EXTRA out="$OUT_DIR/learn_lift"
+fi
 
 if [[ $SWEEPS == 1 ]]; then
   # CUDA graphs on vs off over sizes, the sim layer alone and the quadruped task

@@ -49,8 +49,9 @@ def quat_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def quat_conjugate(q: torch.Tensor) -> torch.Tensor:
-    """Inverse rotations of unit quaternions `q` (..., 4)."""
-    return q * q.new_tensor([1.0, -1.0, -1.0, -1.0])
+    """Inverse rotations of unit quaternions `q` (..., 4). (No constant tensor: building one
+    from host data is a host-to-device copy, a sync, on every call.)"""
+    return torch.cat([q[..., :1], -q[..., 1:]], dim=-1)
 
 
 def quat_angle(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

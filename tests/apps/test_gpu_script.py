@@ -17,8 +17,8 @@ def _gpu_script(tmp_path, **env_vars):
     from simrl import ROOT
 
     env = {**os.environ, "SIMRL_GPU_RESULTS": str(tmp_path), **env_vars}
-    return subprocess.run(["bash", str(ROOT / "bench" / "gpu.sh"), "--rehearse", "--sweeps"], env=env,
-                          capture_output=True, text=True, timeout=900)
+    script = ["bash", str(ROOT / "bench" / "gpu.sh"), "--rehearse", "--sweeps", "--lift"]
+    return subprocess.run(script, env=env, capture_output=True, text=True, timeout=1200)
 
 
 def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
@@ -33,10 +33,14 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
                      "PPO iteration shares", "quadruped task, graphs on/off",
                      "launches and syncs per env step",
                      "train Unitree G1", "play Unitree G1: tracking, falls, criterion",
-                     "sim layer, graphs on/off", "quadruped task sizes, graphs on/off",
+                     "learn Franka lift (to 80% success)", "sim layer, graphs on/off",
+                     "quadruped task sizes, graphs on/off",
                      "rough-terrain task, graphs on/off"], steps  # learning first, sweeps last
     assert (tmp_path / "train" / "model_2.pt").is_file() and (tmp_path / "train_go1" / "model_1.pt").is_file()
     assert any((tmp_path / "train_g1").glob("model_*.pt"))
+    # lift on mjwarp through the learning benchmark: evaluated for success (2 iterations: none)
+    assert "0 of 1 seeds met the criterion by iteration 2" in log
+    assert (tmp_path / "learn_lift" / "learn.csv").is_file()
     # each evaluation says whether the criterion is met (2 iterations: it is not)
     assert log.count("walking criterion: not met: ") == 3
     assert "graphs on env-steps/s" in log

@@ -74,3 +74,14 @@ def test_the_sync_counter_sees_what_it_must():
         torch.where(mask, x, 0.0)  # not a sync
     assert dict(c.by_op) == {"item/float/bool": 2, "nonzero": 1, "bool-mask index": 1,
                              "tensor from host data (list index, torch.tensor)": 1, "tolist": 1}
+
+
+@pytest.mark.parametrize("ending", [0, 3], ids=["no resets", "with resets"])
+def test_the_lift_task_steps_on_mjwarp_without_host_syncs(ending):
+    """An arm and a free cube (Franka lift) on MuJoCo Warp: the same budget as the legged task."""
+    env = make("lift", N, device="cpu", backend="mjwarp", seed=0, sim={"graphs": False})
+    venv = RslRlVecEnv(env, log_every=0)
+    venv.step(torch.zeros(N, env.num_actions))
+    syncs, _, (obs, rew, dones, _) = _step_counts(env, venv.step, ending)
+    assert syncs.total == 0, dict(syncs.by_op)
+    assert int(dones.sum()) == ending and torch.isfinite(rew).all()
