@@ -96,8 +96,8 @@ def test_the_deploy_runtime_keeps_the_same_clock_from_the_policys_start(quad_exp
     import numpy as np
 
     from simrl.deploy import DeployPolicy
+    from simrl.rehearse.scene import Readings
     from simrl.rl.export import deploy_metadata
-    from simrl.rl.sim2sim import Readings
 
     env = simrl.make("humanoid", 1, device="cpu", robot="unitree_g1_legs", seed=0, cfg=CLOCK)
     meta = deploy_metadata(env, ["policy"])
