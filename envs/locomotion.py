@@ -82,7 +82,8 @@ class LocomotionCfg(EnvCfg):
         "effort_scale": (1.0, 1.0), "joint_friction": (0.0, 0.0), "joint_damping": (0.0, 0.0),
         "joint_armature": (0.0, 0.0), "com_offset": 0.0, "gyro_bias": 0.0, "gravity_bias": 0.0,
         "ground_dampratio": (1.0, 1.0), "terrain": "flat", "history": 1, "heading_command": False,
-        "spawn_clear": False, "height_scan_size": GRID_SCAN_SIZE, "gait_period_s": None,
+        "spawn_clear": False, "height_scan_size": GRID_SCAN_SIZE, "command_curriculum": None,
+        "gait_period_s": None,
     }
     robot: Any = "quadruped"  # a configs/robot name, a path to a robot yaml, or its fields
     keyframe: str | None = "home"  # the assembled scene's default pose
@@ -106,6 +107,11 @@ class LocomotionCfg(EnvCfg):
     yaw_rate: tuple[float, float] = (-1.0, 1.0)
     standing_share: float = 0.1
     resample_s: float = 5.0
+    # a command curriculum (legged_gym's): commands are drawn from the ranges above times a
+    # level that starts at `start` and rises by `step` (up to 1) after each episode length in
+    # which the episodes that ended earned at least `threshold` of track_lin_vel's best, e.g.
+    # {start: 0.3, step: 0.1, threshold: 0.8}; None: the full ranges from the start
+    command_curriculum: dict | None = None
     # heading commands (legged_gym's): a target heading is sampled instead of a yaw rate, and
     # the yaw-rate command steers towards it (0.5 x the heading error, clipped to yaw_rate), so
     # envs walk mostly straight; None: on where a terrain curriculum measures their progress
@@ -258,6 +264,7 @@ class LocomotionEnv(EnvBatch):
         self.last_joint_vel = torch.zeros(n, self.num_actions, **f32)
         self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
         self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))
+        self._setup_command_curriculum()
         self.push_steps = max(1, round(self.cfg.push_interval_s / self.dt))
         # sensor biases and ground friction (per episode), delayed actions (a queue, newest first)
         self.gyro_bias = torch.zeros(n, 3, **f32)
@@ -540,6 +547,8 @@ class LocomotionEnv(EnvBatch):
             means = torch.cat([self.levels.float().mean()[None], sums / counts]).tolist()
             log["Curriculum/terrain_level"] = means[0]
             log.update({f"Curriculum/level_{kind}": v for kind, v in zip(types, means[1:], strict=True)})
+        if self.cfg.command_curriculum is not None:
+            log["Curriculum/command_level"] = float(self.command_level)
         return log
 
     def deploy_spec(self) -> dict:
@@ -556,13 +565,55 @@ class LocomotionEnv(EnvBatch):
         spec["terrain"] = self.grid.cfg.to_dict() if self.grid is not None else None
         return spec
 
+    def _setup_command_curriculum(self) -> None:
+        cc = self.cfg.command_curriculum
+        self.command_level = torch.ones((), device=self.device)  # scales every command range
+        if cc is None:
+            return
+        unknown = sorted(set(cc) - {"start", "step", "threshold"})
+        start, step, threshold = cc.get("start", 0.3), cc.get("step", 0.1), cc.get("threshold", 0.8)
+        if unknown or not (0 < start <= 1 and 0 < step <= 1 and 0 < threshold <= 1):
+            raise ConfigError(f"command_curriculum takes start, step and threshold, each in (0, 1] (e.g. "
+                              f"{{start: 0.3, step: 0.1, threshold: 0.8}}), got {dict(cc)}")
+        if "track_lin_vel" not in self.cfg.rewards:
+            raise ConfigError("command_curriculum raises the commands when track_lin_vel is earned, but the "
+                              "task's rewards have no track_lin_vel term")
+        self.command_level.fill_(start)
+        self.curriculum_sum = torch.zeros((), device=self.device)  # over the current window
+        self.curriculum_count = torch.zeros((), device=self.device)
+        self.curriculum_steps = 0  # control steps into the window (a host counter: no sync)
+
+    def end_episodes(self, done: torch.Tensor) -> None:
+        """Command curriculum: each window of one episode length, the mean per-second
+        track_lin_vel of the episodes that ended decides whether the level rises."""
+        cc = self.cfg.command_curriculum
+        if cc is None:
+            return
+        ended = done.float()
+        self.curriculum_sum = self.curriculum_sum + (self.episode_sums["track_lin_vel"] * ended).sum()
+        self.curriculum_count = self.curriculum_count + ended.sum()
+        self.curriculum_steps += 1
+        if self.curriculum_steps < self.max_episode_length:
+            return
+        best = self.cfg.rewards["track_lin_vel"]  # per second: exp(0) = 1 times the weight
+        best = best["weight"] if isinstance(best, dict) else best
+        per_s = self.curriculum_sum / self.curriculum_count.clamp(min=1) / self.cfg.episode_length_s
+        good = (self.curriculum_count > 0) & (per_s >= cc.get("threshold", 0.8) * best)
+        self.command_level = torch.where(good, (self.command_level + cc.get("step", 0.1)).clamp(max=1.0),
+                                         self.command_level)
+        self.curriculum_sum, self.curriculum_count = torch.zeros_like(per_s), torch.zeros_like(per_s)
+        self.curriculum_steps = 0
+
     def _sample_commands(self, mask: torch.Tensor) -> None:
-        """New commands for the envs where `mask`; a share of them stand still."""
+        """New commands for the envs where `mask` (the ranges times the curriculum's level); a
+        share of them stand still."""
         n, cfg = self.num_envs, self.cfg
         cmd = torch.stack(
             [self.uniform((n,), *cfg.lin_vel_x), self.uniform((n,), *cfg.lin_vel_y),
              self.uniform((n,), *cfg.yaw_rate)], dim=1,
         )
+        if cfg.command_curriculum is not None:
+            cmd = cmd * self.command_level
         still = self.uniform((n, 1), 0.0, 1.0) < cfg.standing_share
         self.commands[:] = torch.where(mask[:, None], cmd * ~still, self.commands)
         if self.heading_mode:

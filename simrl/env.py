@@ -323,6 +323,10 @@ class EnvBatch(gym.vector.VectorEnv):
         """Bool (N,): episodes that ended in a terminal state (not a time-out)."""
         return torch.zeros(self.num_envs, device=self.device, dtype=torch.bool)
 
+    def end_episodes(self, done: torch.Tensor) -> None:
+        """The episodes where bool `done` (N,) end this step, their reward sums still in
+        `episode_sums` (they are cleared next): a curriculum reads them here. No host sync."""
+
     def reset_envs(self, mask: torch.Tensor) -> None:
         """Task part of resetting the envs where bool `mask` (N,) is True; the sim is already at
         its keyframe for them. Write with `torch.where(mask, new, old)` (or `masked_fill_`),
@@ -360,6 +364,7 @@ class EnvBatch(gym.vector.VectorEnv):
         self.compute_rewards(unstable)
 
         done = self.terminated_buf | self.time_out_buf
+        self.end_episodes(done)
         self._accumulate_log(done, unstable)
         infos: dict[str, Any] = {}
         if self.record_metrics:  # every env's metrics now, before resets (evaluation keeps the

@@ -306,3 +306,35 @@ def test_resets_start_every_geom_above_the_ground(robot):
 
     assert deepest(False) > 0.1
     assert deepest(True) < 1e-3
+
+
+def test_the_command_curriculum_widens_the_ranges_when_tracking_is_earned():
+    """Commands are the ranges times a level that rises by `step` once per episode length in
+    which the ended episodes earned >= `threshold` of track_lin_vel's best (per second), and
+    stays where they did not; a resumed run keeps its level (it is env state)."""
+    cfg = {"command_curriculum": {"start": 0.5, "step": 0.25, "threshold": 0.6}, "episode_length_s": 0.2}
+    env = simrl.make("quadruped", 4, device="cpu", seed=0, cfg=cfg)
+    assert float(env.command_level) == 0.5 and env.max_episode_length == 10
+    env._sample_commands(torch.ones(4, dtype=torch.bool))
+    lo, hi = env.cfg.lin_vel_x
+    assert (env.commands[:, 0] >= 0.5 * lo - 1e-6).all() and (env.commands[:, 0] <= 0.5 * hi + 1e-6).all()
+    col = list(env.cfg.rewards).index("track_lin_vel")
+    best = env.cfg.rewards["track_lin_vel"] * env.cfg.episode_length_s  # a whole episode at the command
+
+    def window(share: float) -> float:
+        for _ in range(env.max_episode_length):
+            env._episode_sums[:, col] = share * best
+            env.end_episodes(torch.tensor([True, False, True, False]))
+        return float(env.command_level)
+
+    assert window(0.5) == 0.5  # under the threshold: no rise
+    assert window(0.7) == 0.75 and window(0.9) == 1.0 and window(0.9) == 1.0  # capped at the full ranges
+    state = env.state_dict()
+    fresh = simrl.make("quadruped", 4, device="cpu", seed=0, cfg=cfg)
+    fresh.load_state_dict(state)
+    assert float(fresh.command_level) == 1.0
+    assert env.episode_log().get("Curriculum/command_level") == 1.0
+    from simrl.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="command_curriculum takes start, step and threshold"):
+        simrl.make("quadruped", 2, device="cpu", cfg={"command_curriculum": {"start": 0.0}})
