@@ -43,7 +43,8 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
-from simrl.errors import ConfigError
+from simrl.errors import ConfigError, UnknownNameError
+from simrl.events import EVENT_TERMS, MODES, event_terms
 from simrl.paths import ASSETS
 from simrl.sim import Sim, SimError, make_sim, resolve_device
 from simrl.snapshot import capture, restore
@@ -95,6 +96,9 @@ class EnvCfg:
     # name -> weight, or name -> {weight, func (default: the name), params}: one term function
     # can serve under two names with different params (a coarse and a fine distance kernel)
     rewards: dict[str, float | dict[str, Any]] = field(default_factory=dict)
+    # name -> {func, mode: startup | reset | interval, interval_s, params}: randomization and
+    # pushes by configuration (simrl.events), after the task's own
+    events: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def cfg_from_dict(cls: type, values: dict[str, Any] | None) -> Any:
@@ -128,6 +132,7 @@ class EnvBatch(gym.vector.VectorEnv):
     OBS_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     REWARD_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     METRIC_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
+    EVENT_TERMS: ClassVar[dict[str, Callable[..., None]]] = dict(EVENT_TERMS)  # simrl.events
     TRACKING_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     # observation term -> f(env) -> the mirror image of one frame of it, (perm, sign) (simrl.mirror):
     # symmetry augmentation needs one for every observed term, and the task's action_mirror
@@ -202,6 +207,8 @@ class EnvBatch(gym.vector.VectorEnv):
         self.action_scale = float(cfg.action_scale or 1.0)  # tasks over a robot: the robot's
         self.setup()
         self._bind_terms()
+        for fn, _ in self._event_fns["startup"]:  # per-world model randomization, once
+            fn(self, torch.ones(n, device=self.device, dtype=torch.bool))
 
         # observation layout: computed once from the terms; export/deploy read the same data
         self.obs_layout: dict[str, list[ObsSlot]] = {}
@@ -244,6 +251,14 @@ class EnvBatch(gym.vector.VectorEnv):
             for group, terms in self.cfg.observations.items() for t in terms
         }
         self._metric_fns = {k: bind(self, f, {}, f"metric '{k}'") for k, f in self.METRIC_TERMS.items()}
+        self._event_fns: dict[str, list[tuple[Callable, int]]] = {mode: [] for mode in MODES}
+        for e in event_terms(self.cfg.events):
+            if e.func not in self.EVENT_TERMS:
+                raise UnknownNameError(f"event '{e.name}': unknown func '{e.func}'; valid: "
+                                       f"{sorted(self.EVENT_TERMS)}")
+            steps = 0 if e.interval_s is None else max(1, round(e.interval_s / self.dt))
+            fn = bind(self, self.EVENT_TERMS[e.func], e.params, f"event '{e.name}'", call_args=2)
+            self._event_fns[e.mode].append((fn, steps))
         self._tracking_fns = {k: bind(self, f, {}, f"tracking metric '{k}'")
                               for k, f in self.TRACKING_TERMS.items()}
         self.record_metrics = False  # evaluation turns it on: metrics into infos
@@ -352,6 +367,8 @@ class EnvBatch(gym.vector.VectorEnv):
         self.last_actions.copy_(self.actions)
         self.actions.copy_(actions)
         self.apply_actions(self.actions)
+        for fn, steps in self._event_fns["interval"]:  # into the state this step starts from
+            fn(self, (self.episode_length_buf + 1) % steps == 0)
         failed = self._sim_step()
         self.episode_length_buf += 1
 
@@ -510,6 +527,8 @@ class EnvBatch(gym.vector.VectorEnv):
         self.actions.masked_fill_(mask[:, None], 0.0)
         self.last_actions.masked_fill_(mask[:, None], 0.0)
         self.reset_envs(mask)
+        for fn, _ in self._event_fns["reset"]:
+            fn(self, mask)
         self.refresh()
 
     def reset_all(self) -> None:
@@ -572,7 +591,7 @@ class EnvBatch(gym.vector.VectorEnv):
         return self._renderer.frame(world, default_camera(self.sim) if camera is None else camera)
 
     # --- checkpoints --------------------------------------------------------------------------
-    _NOT_STATE: ClassVar[frozenset[str]] = frozenset({"sim", "model", "cfg", "obs_layout"})
+    _NOT_STATE: ClassVar[frozenset[str]] = frozenset({"sim", "model", "cfg", "obs_layout", "_event_fns"})
 
     def config_key(self) -> str:
         """What an env state depends on besides itself: the task config, world count, backend."""
@@ -592,8 +611,10 @@ class EnvBatch(gym.vector.VectorEnv):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore `state_dict()`'s output. Raises ValueError if it was saved from another
-        config (task fields, env count or backend), naming the difference."""
-        if state["config"] != self.config_key():
+        config (task fields, env count or backend), naming the difference; a field added since
+        the state was saved matches where it has the value such runs had (the config's
+        `since`, else the field's default)."""
+        if not _same_config(state["config"], self.config_key(), self.cfg):
             raise ValueError(_config_difference(state["config"], self.config_key()))
         self.sim.set_state(state["sim"])
         for k, v in state["task"].items():
@@ -604,9 +625,7 @@ class EnvBatch(gym.vector.VectorEnv):
 
     @classmethod
     def check_terms(cls, cfg: EnvCfg) -> None:
-        """Every reward and observation term `cfg` names exists (UnknownNameError otherwise)."""
-        from simrl.errors import UnknownNameError
-
+        """Every reward, observation and event term `cfg` names exists (UnknownNameError otherwise)."""
         task = getattr(cfg, "task_name", cls.task_name)
 
         for t in reward_terms(cfg.rewards):
@@ -615,6 +634,10 @@ class EnvBatch(gym.vector.VectorEnv):
                     f"unknown reward term '{t.func}' for task '{task}'; "
                     f"valid: {sorted(cls.REWARD_TERMS)}"
                 )
+        for e in event_terms(cfg.events):
+            if e.func not in cls.EVENT_TERMS:
+                raise UnknownNameError(f"event '{e.name}': unknown func '{e.func}' for task '{task}'; "
+                                       f"valid: {sorted(cls.EVENT_TERMS)}")
         for group, terms in cfg.observations.items():
             names = [t.name for t in terms]
             twice = sorted({n for n in names if names.count(n) > 1})
@@ -634,6 +657,34 @@ class EnvBatch(gym.vector.VectorEnv):
     def uniform(self, shape, lo: float, hi: float) -> torch.Tensor:
         """Uniform samples from the env's seeded generator, on the env device."""
         return torch.rand(shape, generator=self.gen, device=self.device) * (hi - lo) + lo
+
+
+def _same_config(saved: str, here: str, cfg: Any) -> bool:
+    """Whether two `config_key`s agree, fields missing from `saved` taken at the values runs
+    saved before them had."""
+    import json
+
+    if saved == here:
+        return True
+    (*a, ca), (*b, cb) = saved.split("|", 3), here.split("|", 3)
+    if a != b:
+        return False
+    old, new = json.loads(ca), json.loads(cb)
+    since = getattr(type(cfg), "since", {})
+    defaults = {f.name: f for f in dataclasses.fields(cfg)}
+    for k in new.keys() - old.keys():
+        f = defaults.get(k)
+        if k in since:
+            was = since[k]
+        elif f is not None and f.default is not dataclasses.MISSING:
+            was = f.default
+        elif f is not None and f.default_factory is not dataclasses.MISSING:
+            was = f.default_factory()
+        else:
+            return False
+        if json.loads(json.dumps(was, default=str)) != new[k]:
+            return False
+    return all(old[k] == new.get(k) for k in old)
 
 
 def _config_difference(saved: str, here: str) -> str:

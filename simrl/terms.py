@@ -85,17 +85,18 @@ def resolve(model: mujoco.MjModel, objtype: mujoco.mjtObj, patterns: str | list[
     return ids
 
 
-def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any], where: str
-         ) -> Callable[[Any], torch.Tensor]:
-    """`func` with `params` bound (object names resolved to ids): a function of the env alone."""
+def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any], where: str,
+         call_args: int = 1) -> Callable[..., torch.Tensor]:
+    """`func` with `params` bound (object names resolved to ids): a function of its first
+    `call_args` arguments alone (the env; an event's env and mask)."""
     params = dict(params or {})
     accepted = inspect.signature(func).parameters
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     unknown = sorted(k for k in params if k not in accepted and not takes_any)
     if unknown:
-        valid = list(accepted)[1:]  # after `env`
+        valid = list(accepted)[call_args:]  # after `env` (and an event's `mask`)
         raise ConfigError(f"{where}: unknown params {unknown}; valid: {valid}")
-    missing = [k for k, p in list(accepted.items())[1:] if p.default is inspect.Parameter.empty
+    missing = [k for k, p in list(accepted.items())[call_args:] if p.default is inspect.Parameter.empty
                and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and k not in params]
     if missing:
         raise ConfigError(f"{where}: params {missing} are required (give them in the term's params)")

@@ -1,0 +1,86 @@
+"""Events by configuration (simrl.events): startup, reset and interval terms with params."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import simrl
+from simrl.errors import ConfigError, UnknownNameError
+
+CALM = {"push_vel": 0.0, "obs_noise": False}
+
+
+def test_an_interval_push_kicks_the_base_at_its_period_and_only_then():
+    push = {"push": {"func": "push_body", "mode": "interval", "interval_s": 0.1,
+                     "params": {"body": "trunk", "max_vel": 2.0}}}
+    env = simrl.make("quadruped", 4, device="cpu", seed=3, cfg={**CALM, "events": push})
+    ref = simrl.make("quadruped", 4, device="cpu", seed=3, cfg=CALM)
+    for step in range(1, 6):  # every 5 control steps (0.1 s), before that step's physics
+        env.step(torch.zeros(4, 12))
+        ref.step(torch.zeros(4, 12))
+        same = torch.equal(env.sim.qvel, ref.sim.qvel)
+        assert same == (step < 5), step
+    kick = (env.sim.qvel[:, :2] - ref.sim.qvel[:, :2]).abs()
+    assert kick.max() > 0.3 and kick.max() < 2.5
+
+
+def test_startup_and_reset_events_scale_model_fields_per_env_within_their_range():
+    events = {"mass": {"func": "scale_field", "mode": "startup",
+                       "params": {"field": "body_mass", "bodies": "trunk", "range": [0.5, 1.5]}},
+              "damping": {"func": "scale_field", "mode": "reset",
+                          "params": {"field": "dof_damping", "joints": ".*_calf_joint", "range": [2.0, 3.0]}}}
+    cfg = {**CALM, "added_base_mass": [0.0, 0.0], "joint_damping": [0.1, 0.1], "events": events}
+    env = simrl.make("quadruped", 8, device="cpu", seed=0, cfg=cfg)
+    m = env.model
+    trunk = m.body("trunk").id
+    mass = env.sim.param("body_mass")[:, trunk]
+    assert ((mass >= 0.5 * m.body_mass[trunk] - 1e-6) & (mass <= 1.5 * m.body_mass[trunk] + 1e-6)).all()
+    assert mass.unique().numel() == 8  # one draw per world
+    calves = [m.joint(f"{leg}_calf_joint").dofadr[0] for leg in ("FR", "FL", "RR", "RL")]
+    damp = env.sim.param("dof_damping")[:, calves].clone()
+    base = m.dof_damping[calves] + 0.1
+    ratio = damp / torch.as_tensor(base, dtype=damp.dtype)
+    assert ((ratio >= 2.0 - 1e-6) & (ratio <= 3.0 + 1e-6)).all()  # the reset at construction
+    mask = torch.tensor([True] + [False] * 7)
+    env._reset(mask)  # a reset event acts on the envs being reset only (and compounds there)
+    after = env.sim.param("dof_damping")[:, calves]
+    assert not torch.equal(after[0], damp[0]) and torch.equal(after[1:], damp[1:])
+
+
+def test_bad_event_entries_are_named():
+    def make(events):
+        return simrl.make("quadruped", 2, device="cpu", cfg={"events": events})
+
+    with pytest.raises(ConfigError, match="mode must be one of"):
+        make({"p": {"func": "push_body", "mode": "often"}})
+    with pytest.raises(ConfigError, match="interval_s .* goes with mode interval"):
+        make({"p": {"func": "push_body", "mode": "interval", "params": {"body": "trunk", "max_vel": 1}}})
+    with pytest.raises(UnknownNameError, match=r"unknown func 'shove'.*\['push_body', 'scale_field'\]"):
+        make({"p": {"func": "shove", "mode": "reset"}})
+    with pytest.raises(ConfigError, match=r"unknown params \['speed'\]; valid: \['body', 'max_vel'\]"):
+        make({"p": {"func": "push_body", "mode": "reset", "params": {"body": "trunk", "speed": 1}}})
+    with pytest.raises(UnknownNameError, match="body 'torso' matches nothing"):
+        make({"p": {"func": "push_body", "mode": "reset", "params": {"body": "torso", "max_vel": 1}}})
+    with pytest.raises(ConfigError, match="has no free joint"):
+        make({"p": {"func": "push_body", "mode": "reset", "params": {"body": "FR_calf", "max_vel": 1}}})
+
+
+def test_a_state_saved_before_a_field_existed_still_loads():
+    """load_state_dict takes a state whose config lacks a field added since, where this config
+    has the value such runs had; another value is still refused."""
+    env = simrl.make("quadruped", 2, device="cpu", seed=0, cfg=CALM)
+    state = env.state_dict()
+    import json
+
+    head, cfg = state["config"].rsplit("|", 1)
+    old = json.loads(cfg)
+    del old["events"], old["command_curriculum"]
+    state["config"] = f"{head}|{json.dumps(old, sort_keys=True)}"
+    env.load_state_dict(state)
+    other = simrl.make("quadruped", 2, device="cpu", seed=0,
+                       cfg={**CALM, "command_curriculum": {"start": 0.5}})
+    with pytest.raises(ValueError, match="saved with another config"):
+        other.load_state_dict(state)
+    assert np.isfinite(env.sim.qpos.numpy()).all()
