@@ -403,12 +403,14 @@ class LocomotionEnv(EnvBatch):
             idx = self.delay.expand(-1, 1, actions.shape[1])
             actions = self.action_queue.gather(1, idx).squeeze(1)
         super().apply_actions(actions)  # ctrl = default pose + action_scale * actions
-        # pushes go into the state the physics starts from, so this step's observation shows them
-        if self.cfg.push_vel > 0:  # by mask: no host sync to find who is pushed
-            push = ((self.episode_length_buf + 1) % self.push_steps == 0)[:, None]
-            v, rd = self.cfg.push_vel, self.root_dof
-            kick = self.uniform((self.num_envs, 2), -v, v) * push
-            self.sim.qvel[:, rd : rd + 2] += kick.to(self.sim.dtype)
+
+    def task_events(self) -> dict[str, dict[str, Any]]:
+        """Pushes (push_vel, push_interval_s): an interval event on the base, so they go into
+        the state the physics starts from and this step's observation shows them."""
+        if not self.cfg.push_vel > 0:
+            return {}
+        return {"push": {"func": "push_body", "mode": "interval", "interval_s": self.cfg.push_interval_s,
+                         "params": {"body": self.robot.root_body, "max_vel": self.cfg.push_vel}}}
 
     def update(self) -> None:
         self.refresh()

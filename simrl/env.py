@@ -252,7 +252,7 @@ class EnvBatch(gym.vector.VectorEnv):
         }
         self._metric_fns = {k: bind(self, f, {}, f"metric '{k}'") for k, f in self.METRIC_TERMS.items()}
         self._event_fns: dict[str, list[tuple[Callable, int]]] = {mode: [] for mode in MODES}
-        for e in event_terms(self.cfg.events):
+        for e in event_terms({**self.task_events(), **self.cfg.events}):
             if e.func not in self.EVENT_TERMS:
                 raise UnknownNameError(f"event '{e.name}': unknown func '{e.func}'; valid: "
                                        f"{sorted(self.EVENT_TERMS)}")
@@ -337,6 +337,11 @@ class EnvBatch(gym.vector.VectorEnv):
     def terminated(self) -> torch.Tensor:
         """Bool (N,): episodes that ended in a terminal state (not a time-out)."""
         return torch.zeros(self.num_envs, device=self.device, dtype=torch.bool)
+
+    def task_events(self) -> dict[str, dict[str, Any]]:
+        """The task's own event entries, built from its fields (a legged task's pushes); they
+        run before the config's `events`, and a config event of the same name replaces one."""
+        return {}
 
     def end_episodes(self, done: torch.Tensor) -> None:
         """The episodes where bool `done` (N,) end this step, their reward sums still in
