@@ -82,7 +82,11 @@ def dds_episodes(onnx: str, commands, episodes: int, stand_s: float, domain: int
         ctl.request("damping")
         ctl.run(cycles=2)
         server.send_signal(signal.SIGINT)
-        out, _ = server.communicate(timeout=60)
+        try:
+            out, _ = server.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            raise RuntimeError("simrl-robot-sim did not stop within 60 s of SIGINT: no trace") from None
     return runs, summary, out.strip().splitlines()[-1:], length
 
 
@@ -122,7 +126,8 @@ def main() -> int:
 
     domain = random.randint(100, 230)
     with tempfile.TemporaryDirectory() as tmp:
-        trace = Path(tmp) / "trace.npz"
+        # the ground truth is kept beside --out (the raw data of the figures)
+        trace = Path(a.out).with_suffix(".trace.npz") if a.out else Path(tmp) / "trace.npz"
         t_start = time.monotonic()
         runs, timing, server_line, length = dds_episodes(a.policy, COMMANDS, a.episodes, a.stand_s,
                                                          domain, trace)
@@ -146,7 +151,9 @@ def main() -> int:
     rerun = f"python bench/dds_tracking.py {a.policy} --episodes {a.episodes}"
     if a.out:
         Path(a.out).write_text(json.dumps({"dds": dds, "in_process": local, "timing": timing,
-                                           "server": server_line, "rerun": rerun}, indent=1))
+                                           "server": server_line, "rerun": rerun,
+                                           "episodes": [[list(c), t0, t1, f] for c, t0, t1, f in runs]},
+                                          indent=1))
     print(f"rerun: {rerun}")
     return 0
 

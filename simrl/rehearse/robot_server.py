@@ -208,6 +208,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"simrl-robot-sim: {server.m.nu} motors, lowstate at {server.rate:g} Hz on domain "
           f"{args.get('domain', 0)}, interface {args.get('network', 'any')}", flush=True)
     signal.signal(signal.SIGUSR1, lambda *_: server.request_reset())
+    # Ctrl-C and SIGTERM stop it cleanly (the summary, the trace), also where it was started in
+    # the background, which leaves SIGINT ignored and Python's handler uninstalled
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         server.run(float(args.get("seconds", 0)))
     except KeyboardInterrupt:

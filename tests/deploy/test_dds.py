@@ -163,3 +163,20 @@ def test_robot_server_resets_to_its_start_pose_and_traces_the_ground_truth(quad_
     assert tr["fell"][first][0] == 0 and tr["fell"][first][-1] == 1  # collapsed while passive
     assert tr["fell"][second][0] == 0  # back on its feet
     assert np.all(np.diff(tr["t"]) > 0) and np.isfinite(tr["vx"]).all()
+
+
+def test_the_robot_server_stops_cleanly_on_sigint_even_started_with_it_ignored(quad_export, tmp_path):
+    """A background start (nohup, `&`) leaves SIGINT ignored: the server installs its own
+    handler, so SIGINT (and SIGTERM) still end it with its summary and trace."""
+    _, report = quad_export
+    trace = tmp_path / "trace.npz"
+    proc = subprocess.Popen([sys.executable, "-m", "simrl.rehearse.robot_server", f"policy={report['json']}",
+                             "network=lo", f"domain={random.randint(100, 200)}", f"trace={trace}"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert "lowstate at 500 Hz" in proc.stdout.readline()
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "states published" in out, out
+    assert np.load(trace)["t"].size > 5
