@@ -30,6 +30,7 @@ from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
 from simrl.robot import Scene, assemble
+from simrl.terms import reward_terms
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
 
@@ -265,7 +266,6 @@ class LocomotionEnv(EnvBatch):
         self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
         self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))
         self._setup_command_curriculum()
-        self.push_steps = max(1, round(self.cfg.push_interval_s / self.dt))
         # sensor biases and ground friction (per episode), delayed actions (a queue, newest first)
         self.gyro_bias = torch.zeros(n, 3, **f32)
         self.gravity_bias = torch.zeros(n, 3, **f32)
@@ -567,13 +567,18 @@ class LocomotionEnv(EnvBatch):
         spec["terrain"] = self.grid.cfg.to_dict() if self.grid is not None else None
         return spec
 
+    def _command_curriculum(self) -> tuple[float, float, float]:
+        """(start, step, threshold) of `command_curriculum`, defaults filled in."""
+        cc = self.cfg.command_curriculum
+        return cc.get("start", 0.3), cc.get("step", 0.1), cc.get("threshold", 0.8)
+
     def _setup_command_curriculum(self) -> None:
         cc = self.cfg.command_curriculum
         self.command_level = torch.ones((), device=self.device)  # scales every command range
         if cc is None:
             return
         unknown = sorted(set(cc) - {"start", "step", "threshold"})
-        start, step, threshold = cc.get("start", 0.3), cc.get("step", 0.1), cc.get("threshold", 0.8)
+        start, step, threshold = self._command_curriculum()
         if unknown or not (0 < start <= 1 and 0 < step <= 1 and 0 < threshold <= 1):
             raise ConfigError(f"command_curriculum takes start, step and threshold, each in (0, 1] (e.g. "
                               f"{{start: 0.3, step: 0.1, threshold: 0.8}}), got {dict(cc)}")
@@ -588,8 +593,7 @@ class LocomotionEnv(EnvBatch):
     def end_episodes(self, done: torch.Tensor) -> None:
         """Command curriculum: each window of one episode length, the mean per-second
         track_lin_vel of the episodes that ended decides whether the level rises."""
-        cc = self.cfg.command_curriculum
-        if cc is None:
+        if self.cfg.command_curriculum is None:
             return
         ended = done.float()
         self.curriculum_sum = self.curriculum_sum + (self.episode_sums["track_lin_vel"] * ended).sum()
@@ -597,12 +601,12 @@ class LocomotionEnv(EnvBatch):
         self.curriculum_steps += 1
         if self.curriculum_steps < self.max_episode_length:
             return
-        best = self.cfg.rewards["track_lin_vel"]  # per second: exp(0) = 1 times the weight
-        best = best["weight"] if isinstance(best, dict) else best
+        _, step, threshold = self._command_curriculum()
+        # the best per second: exp(0) = 1 times the term's weight
+        best = next(t.weight for t in reward_terms(self.cfg.rewards) if t.name == "track_lin_vel")
         per_s = self.curriculum_sum / self.curriculum_count.clamp(min=1) / self.cfg.episode_length_s
-        good = (self.curriculum_count > 0) & (per_s >= cc.get("threshold", 0.8) * best)
-        self.command_level = torch.where(good, (self.command_level + cc.get("step", 0.1)).clamp(max=1.0),
-                                         self.command_level)
+        good = (self.curriculum_count > 0) & (per_s >= threshold * best)
+        self.command_level = torch.where(good, (self.command_level + step).clamp(max=1.0), self.command_level)
         self.curriculum_sum, self.curriculum_count = torch.zeros_like(per_s), torch.zeros_like(per_s)
         self.curriculum_steps = 0
 
@@ -870,7 +874,6 @@ LocomotionEnv.OBS_MIRROR = {
     "foot_contact": lambda env: (env.robot_mirror[2], np.ones(env.feet.numel())),
     "ground_friction": lambda env: mirror.same(1),
     "height_scan": lambda env: mirror.points_y(env.scan_points.double().cpu().numpy()),
-    "gait_clock": lambda env: _gait_clock_mirror(env),
 }
 
 
@@ -881,6 +884,9 @@ def _gait_clock_mirror(env: LocomotionEnv):
         raise ConfigError(f"symmetry with a gait clock needs two feet half a cycle apart (gait_offsets "
                           f"like [0.0, 0.5]), got {offsets}")
     return np.array([2, 3, 0, 1]), np.ones(4)
+
+
+LocomotionEnv.OBS_MIRROR["gait_clock"] = _gait_clock_mirror
 LocomotionEnv.TRACKING_TERMS = {f.__name__: f for f in (lin_vel_error, yaw_rate_error)}
 LocomotionEnv.REWARD_TERMS = {
     f.__name__: f

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from simrl.deploy.controller import JointCommand, RobotState
+from simrl.deploy.controller import JointCommand, RobotState, held_joints
 from simrl.deploy.realtime import sleep_until
 
 SUPPLIED = ("joint_pos", "joint_vel", "gyro", "quat")  # what LowState_ gives (plus the command)
@@ -56,8 +56,7 @@ def motor_map(meta: dict[str, Any]) -> tuple[str, np.ndarray]:
     if not motors:
         raise ValueError(f"policy.json's robot '{robot.get('name')}' has no motor table: add `motors: "
                          "{layout, order}` to its robot yaml and export again")
-    held = (robot.get("held") or {}).get("joint_names", [])
-    order, joints = list(motors["order"]), [*robot["joint_names"], *held]
+    order, joints = list(motors["order"]), [*robot["joint_names"], *held_joints(meta).names]
     missing = [j for j in joints if j not in order]
     if missing:
         raise ValueError(f"the motor table of '{robot.get('name')}' lacks the policy joints {missing}: "

@@ -61,6 +61,13 @@ def pose_error(pose: np.ndarray, target: np.ndarray) -> np.ndarray:
     return np.concatenate([target[..., :3] - pose[..., :3], rotvec], axis=-1)
 
 
+def phase_sincos(t: np.ndarray, period: float, offsets: list[float]) -> np.ndarray:
+    """[sin, cos] of 2 pi (t / period + offset) for each offset, in order: a clock of phases."""
+    phase = np.asarray(t, dtype=np.float64)[..., None] / period + np.asarray(offsets, dtype=np.float64)
+    angle = 2 * np.pi * np.remainder(phase, 1.0)
+    return np.stack([np.sin(angle), np.cos(angle)], axis=-1).reshape(*angle.shape[:-1], -1)
+
+
 # How an observation term is built from raw readings: policy.json's `obs_terms[i].read` is
 # {"reading": <name, or a list of names the op combines>, "op": <one of OPS>, "args": {...}
 # (the op's keyword arguments, optional), "columns": [...] (optional), "minus": [...] or a
@@ -72,15 +79,8 @@ OPS: dict[str, Callable[..., np.ndarray]] = {
     "pos_rot6d": lambda v: np.concatenate([v[..., :3], rot6d(v[..., 3:7])], axis=-1),  # a pose
     "pose_error": pose_error,  # two poses: from the first to the second
     "difference": lambda a, b: b[..., :3] - a[..., :3],  # two positions (or poses): second - first
-    "phase_sincos": lambda t, period, offsets: phase_sincos(t, period, offsets),  # a gait clock
+    "phase_sincos": phase_sincos,  # a gait clock
 }
-
-
-def phase_sincos(t: np.ndarray, period: float, offsets: list[float]) -> np.ndarray:
-    """[sin, cos] of 2 pi (t / period + offset) for each offset, in order: a clock of phases."""
-    phase = np.asarray(t, dtype=np.float64)[..., None] / period + np.asarray(offsets, dtype=np.float64)
-    angle = 2 * np.pi * np.remainder(phase, 1.0)
-    return np.stack([np.sin(angle), np.cos(angle)], axis=-1).reshape(*angle.shape[:-1], -1)
 
 
 def _names(read: dict[str, Any]) -> list[str]:

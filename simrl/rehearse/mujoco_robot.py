@@ -17,7 +17,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from simrl.deploy.controller import JointCommand, RobotState
+from simrl.deploy.controller import JointCommand, RobotState, held_joints
 from simrl.rehearse.scene import Readings, scene_model
 
 
@@ -51,8 +51,8 @@ class MujocoRobot:
         mujoco.mj_forward(self.m, self.d)
         self.read = Readings(self.m, meta)
         names = meta["action"]["actuator_names"]
-        held = ((meta.get("robot") or {}).get("held") or {}).get("joint_names", [])
         # the policy's actuators, then the held joints' (assembly names each actuator by its joint)
+        held = held_joints(meta).names
         self.act = np.array([self.m.actuator(a).id for a in [*names, *held]], dtype=np.int64)
         self.seq = 0
         self.frozen = False

@@ -31,6 +31,7 @@ import numpy as np
 
 from simrl.deploy.realtime import sleep_until
 from simrl.rehearse.mujoco_robot import set_motor_pd
+from simrl.rehearse.scene import fell
 
 
 class RobotServer:
@@ -72,8 +73,7 @@ class RobotServer:
         self.trace: list[tuple] = []
         self._termination = (meta.get("deploy") or {}).get("termination") or {}
         self._contact_bodies = [self.m.body(b).id for b in self._termination.get("contact_bodies", [])]
-        free = [j for j in range(self.m.njnt) if self.m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
-        self._root_qpos = int(self.m.jnt_qposadr[free[0]]) if free else None
+        self._root_qpos = scene.root_qpos
         self._u = unitree
         self.state = unitree.lowstate_go() if self.go else unitree.lowstate_hg()
         if self.go:
@@ -111,8 +111,6 @@ class RobotServer:
 
     def _record(self) -> None:
         """One row of ground truth: time, base vx vy (base frame), yaw rate, fallen, episode."""
-        from simrl.rehearse.scene import fell
-
         vel = self._sense("imu_vel") if "imu_vel" in self.sensor else np.full(3, np.nan)
         gyro = self._sense("imu_gyro") if "imu_gyro" in self.sensor else np.full(3, np.nan)
         r = {"quat": self._sense("imu_quat")} if "imu_quat" in self.sensor else {}

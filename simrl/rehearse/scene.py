@@ -12,6 +12,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from simrl.deploy.controller import held_joints
 from simrl.deploy.runtime import projected_gravity
 from simrl.paths import ASSETS
 
@@ -44,8 +45,7 @@ class Readings:
         self.site_poses = dict(deploy.get("sim_readings", {}))
         self.target_name = (deploy.get("target") or {}).get("reading", "target_pose")
         robot = meta.get("robot")
-        held = ((robot or {}).get("held") or {}).get("joint_names", [])
-        self.held_qpos = np.array([m.joint(j).qposadr[0] for j in held], dtype=np.int64)
+        self.held_qpos = np.array([m.joint(j).qposadr[0] for j in held_joints(meta).names], dtype=np.int64)
         if robot:  # the policy's joints, by name
             joints = [m.joint(j) for j in robot["joint_names"]]
             self.qpos = np.array([j.qposadr[0] for j in joints])

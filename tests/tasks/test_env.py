@@ -246,7 +246,8 @@ def test_a_push_shows_in_the_observation_of_the_step_it_happens():
     for push in (1.0, 0.0):  # and a twin that is never pushed, to see the push itself
         cfg = {"push_interval_s": 0.06, "obs_noise": False, "push_vel": push}
         env = envs[push] = make("quadruped", 4, device="cpu", seed=0, cfg=cfg)
-        assert env.push_steps == 3
+        # the push event, every 3 control steps (none where push_vel is 0)
+        assert [steps for _, steps in env._event_fns["interval"]] == ([3] if push else [])
         env.reset(seed=0)
         for _ in range(2):
             env.step(torch.zeros(4, 12))
