@@ -32,15 +32,15 @@ class CartpoleEnv(EnvBatch):
     task_name = "cartpole"
     cfg: CartpoleCfg
 
-    def terminated(self) -> torch.Tensor:
-        q = self.sim.qpos
-        return (q[:, 1].abs() > self.cfg.max_angle) | (q[:, 0].abs() > self.cfg.max_cart_pos)
+    def task_terminations(self) -> dict:
+        cfg = self.cfg
+        out_of_range = "joint_pos_out_of_range"
+        return {"pole_down": {"func": out_of_range, "params": {"joint": "hinge", "limit": cfg.max_angle}},
+                "off_rail": {"func": out_of_range, "params": {"joint": "slider", "limit": cfg.max_cart_pos}}}
 
     def deploy_spec(self) -> dict:
         spec = super().deploy_spec()
-        cfg = self.cfg
-        spec["termination"] = {"max_abs_qpos": {"0": cfg.max_cart_pos, "1": cfg.max_angle}}
-        spec["reset"] = {"qpos_noise": cfg.init_noise}
+        spec["reset"] = {"qpos_noise": self.cfg.init_noise}
         return spec
 
     def reset_envs(self, mask: torch.Tensor) -> None:

@@ -18,6 +18,8 @@ ground friction and damping are randomized; pushes kick the base.
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -30,6 +32,7 @@ from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
 from simrl.robot import Scene, assemble
+from simrl.terminations import deploy_facts
 from simrl.terms import reward_terms
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
@@ -447,13 +450,17 @@ class LocomotionEnv(EnvBatch):
         tip = (pos + quat_rotate(quat, self.foot_tip.repeat(n, 1))).reshape(n, nf, 3)
         return tip[..., 2] - self.field(tip[..., 0], tip[..., 1])
 
-    def terminated(self) -> torch.Tensor:
-        done = self.gravity_b[:, 2] > -self.cfg.max_tilt_cos
+    def task_terminations(self) -> dict[str, dict[str, Any]]:
+        """Tilt past `max_tilt_cos`, a `terminate_contacts` body touching, and (where set) the
+        base below `min_base_height` over the ground under it."""
+        cfg, m = self.cfg, self.model
+        out = {"base_tilt": {"func": "base_tilt", "params": {"max_tilt_cos": cfg.max_tilt_cos}}}
         if self.terminators.numel():
-            done |= (self.sim.contact_force(self.terminators).norm(dim=-1) > 1.0).any(dim=1)
-        if self.cfg.min_base_height is not None:  # above the ground under it
-            done |= self.base_height < self.cfg.min_base_height
-        return done
+            names = [re.escape(m.body(int(b)).name) for b in self.terminators.tolist()]
+            out["body_contact"] = {"func": "body_contact", "params": {"bodies": names, "threshold": 1.0}}
+        if cfg.min_base_height is not None:
+            out["base_height"] = {"func": "base_height_below", "params": {"min_height": cfg.min_base_height}}
+        return out
 
     def reset_envs(self, mask: torch.Tensor) -> None:
         n, cfg, sim, dt = self.num_envs, self.cfg, self.sim, self.sim.dtype
@@ -558,10 +565,6 @@ class LocomotionEnv(EnvBatch):
         cfg, robot = self.cfg, self.robot
         spec["scene"] = {"robot": robot.to_dict()}
         spec["tracks_commands"] = True
-        spec["termination"] = {
-            "max_tilt_cos": cfg.max_tilt_cos, "min_base_height": cfg.min_base_height,
-            "contact_bodies": list(robot.terminate_contacts or [robot.root_body]),
-        }
         spec["reset"] = {"joint_scale": [0.9, 1.1]}
         spec["action_delay"] = list(cfg.action_delay)  # documented: on the robot it is its own
         spec["terrain"] = self.grid.cfg.to_dict() if self.grid is not None else None
@@ -633,9 +636,10 @@ class LocomotionEnv(EnvBatch):
         lo, hi = self.cfg.yaw_rate
         self.commands[:, 2] = (0.5 * err).clamp(lo, hi) * self.moving
 
-    @property
+    @functools.cached_property
     def robot_mirror(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(joint index, joint sign, foot index): the robot's mirror (simrl.mirror.robot_mirror)."""
+        """(joint index, joint sign, foot index): the robot's mirror (simrl.mirror.robot_mirror),
+        derived once."""
         return mirror.robot_mirror(self.scene)
 
     def action_mirror(self) -> tuple[np.ndarray, np.ndarray]:
@@ -856,6 +860,23 @@ def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
 
 
 LocomotionEnv.OBS_TERMS = OBS
+
+
+# --- terminations (simrl.terminations; body_contact and the others there apply too) -----------
+@deploy_facts(lambda env, max_tilt_cos: {"max_tilt_cos": float(max_tilt_cos)})
+def base_tilt(env: LocomotionEnv, max_tilt_cos: float) -> torch.Tensor:
+    """The base's up axis tilted past acos(`max_tilt_cos`) from the vertical (in the IMU frame)."""
+    return env.gravity_b[:, 2] > -max_tilt_cos
+
+
+@deploy_facts(lambda env, min_height: {"min_base_height": float(min_height)})
+def base_height_below(env: LocomotionEnv, min_height: float) -> torch.Tensor:
+    """The base below `min_height` m over the ground under it (a sat-down or fallen humanoid)."""
+    return env.base_height < min_height
+
+
+LocomotionEnv.TERMINATION_TERMS = {**LocomotionEnv.TERMINATION_TERMS, "base_tilt": base_tilt,
+                                   "base_height_below": base_height_below}
 
 
 def _imu_frame(env: LocomotionEnv):

@@ -14,9 +14,11 @@ No step waits on the device: resets run by mask (on mjwarp every step, whether o
 episode ended), episode statistics accumulate on the device and `episode_log()` reads them once
 per iteration.
 
-A task subclasses `EnvBatch` and fills in the hooks (`apply_actions`, `update`, `terminated`,
-`reset_envs`) plus tables of small term functions `f(env, **params) -> Tensor`: `OBS_TERMS`
-(name -> (N, d)), `REWARD_TERMS` (name -> (N,)), weighted by the config, and `METRIC_TERMS`
+A task subclasses `EnvBatch` and fills in the hooks (`apply_actions`, `update`, `reset_envs`,
+and the entries it builds from its fields: `task_events`, `task_terminations`) plus tables of
+small term functions `f(env, **params) -> Tensor`: `OBS_TERMS` (name -> (N, d)),
+`REWARD_TERMS` (name -> (N,)), weighted by the config, `TERMINATION_TERMS` (name -> bool (N,);
+simrl.terminations), `EVENT_TERMS` (simrl.events), and `METRIC_TERMS`
 (name -> (N,), read at each episode's end by evaluation: success, final distance...) and
 `TRACKING_TERMS` (name -> (N,) per step, averaged by evaluation over each episode's steps once
 it settles: a velocity task's tracking errors). A term's
@@ -48,6 +50,7 @@ from simrl.events import EVENT_TERMS, MODES, event_terms
 from simrl.paths import ASSETS
 from simrl.sim import Sim, SimError, make_sim, resolve_device
 from simrl.snapshot import capture, restore
+from simrl.terminations import TERMINATION_TERMS, merge_facts, termination_terms
 from simrl.terms import RewardTerm, bind, reward_terms
 
 
@@ -99,6 +102,9 @@ class EnvCfg:
     # name -> {func, mode: startup | reset | interval, interval_s, params}: randomization and
     # pushes by configuration (simrl.events), after the task's own
     events: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # name -> {func, params, time_out} (null: drop the task's own term of that name): what ends
+    # an episode (simrl.terminations), after the task's own entries
+    terminations: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
 def cfg_from_dict(cls: type, values: dict[str, Any] | None) -> Any:
@@ -133,6 +139,7 @@ class EnvBatch(gym.vector.VectorEnv):
     REWARD_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     METRIC_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     EVENT_TERMS: ClassVar[dict[str, Callable[..., None]]] = dict(EVENT_TERMS)  # simrl.events
+    TERMINATION_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = dict(TERMINATION_TERMS)
     TRACKING_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     # observation term -> f(env) -> the mirror image of one frame of it, (perm, sign) (simrl.mirror):
     # symmetry augmentation needs one for every observed term, and the task's action_mirror
@@ -195,6 +202,7 @@ class EnvBatch(gym.vector.VectorEnv):
         )
         self._reward_terms = active  # bound to their params in `_bind_terms`, after `setup`
         self._log_acc = torch.zeros(4 + len(cfg.rewards), device=self.device, dtype=torch.float64)
+        self._term_hits: torch.Tensor | None = None  # (N, terminations) bool, this step's
         self._unstable_total = 0
         # resets by mask every step where the state lives on the device (no host sync to ask
         # whether any env ended); see _step_impl
@@ -258,6 +266,26 @@ class EnvBatch(gym.vector.VectorEnv):
             self._event_fns[e.mode].append((fn, steps))
         self._tracking_fns = {k: bind(self, f, {}, f"tracking metric '{k}'")
                               for k, f in self.TRACKING_TERMS.items()}
+        entries = {**self.task_terminations(), **self.cfg.terminations}  # null drops a task's
+        self._terminations = termination_terms(entries)
+        self._termination_fns, self._termination_facts = [], {}
+        for t in self._terminations:
+            if t.func not in self.TERMINATION_TERMS:
+                raise UnknownNameError(f"termination '{t.name}': unknown func '{t.func}' for task "
+                                       f"'{self.task_name}'; valid: {sorted(self.TERMINATION_TERMS)}")
+            func = self.TERMINATION_TERMS[t.func]
+            fn = bind(self, func, t.params, f"termination '{t.name}'")
+            self._termination_fns.append(fn)
+            facts = getattr(func, "deploy_facts", None)
+            if facts is not None and not t.time_out:
+                merge_facts(self._termination_facts, facts(self, **getattr(fn, "keywords", {})))
+        self._terminal_cols = torch.tensor([i for i, t in enumerate(self._terminations) if not t.time_out],
+                                           device=self.device, dtype=torch.long)
+        self._time_out_cols = torch.tensor([i for i, t in enumerate(self._terminations) if t.time_out],
+                                           device=self.device, dtype=torch.long)
+        # the ended episodes each term fired in (beside _log_acc: a state saved before these
+        # terms existed still loads)
+        self._term_acc = torch.zeros(len(self._terminations), device=self.device, dtype=torch.float64)
         self.record_metrics = False  # evaluation turns it on: metrics into infos
 
     # --- task hooks ---------------------------------------------------------------------------
@@ -305,7 +333,8 @@ class EnvBatch(gym.vector.VectorEnv):
             "keyframe": self.cfg.keyframe,
             "episode_length_s": float(self.cfg.episode_length_s),
             "tracks_commands": False,
-            "termination": {},  # max_abs_qpos {qpos index: limit}, max_tilt_cos, ...
+            # the termination terms' facts: max_abs_qpos {qpos index: limit}, max_tilt_cos, ...
+            "termination": merge_facts({}, self._termination_facts),
             "reset": {},  # qpos_noise: uniform +- on every qpos; joint_scale: [lo, hi]
             "limits": self.joint_limits(),
         }
@@ -332,8 +361,21 @@ class EnvBatch(gym.vector.VectorEnv):
         self.refresh()
 
     def terminated(self) -> torch.Tensor:
-        """Bool (N,): episodes that ended in a terminal state (not a time-out)."""
-        return torch.zeros(self.num_envs, device=self.device, dtype=torch.bool)
+        """Bool (N,): episodes in a terminal state now (not a time-out): any termination term
+        without `time_out`. Evaluates every term and keeps their hits for the step's time-outs
+        and the log (an override that skips this drops both)."""
+        if not self._termination_fns:
+            self._term_hits = None
+            return torch.zeros(self.num_envs, device=self.device, dtype=torch.bool)
+        self._term_hits = torch.stack([f(self) for f in self._termination_fns], dim=1)
+        if not self._terminal_cols.numel():
+            return torch.zeros(self.num_envs, device=self.device, dtype=torch.bool)
+        return self._term_hits[:, self._terminal_cols].any(dim=1)
+
+    def task_terminations(self) -> dict[str, dict[str, Any]]:
+        """The task's own termination entries, built from its fields (a legged task's tilt
+        limit); the config's `terminations` replace those of the same name."""
+        return {}
 
     def task_events(self) -> dict[str, dict[str, Any]]:
         """The task's own event entries, built from its fields (a legged task's pushes); they
@@ -378,8 +420,11 @@ class EnvBatch(gym.vector.VectorEnv):
         if failed is not None:
             unstable[failed.to(self.device)] = True
         self.update()
-        self.terminated_buf = self.terminated() | unstable
-        self.time_out_buf = (self.episode_length_buf >= self.max_episode_length) & ~self.terminated_buf
+        self.terminated_buf = self.terminated() | unstable  # also the terms' hits: _term_hits
+        timed = self.episode_length_buf >= self.max_episode_length
+        if self._time_out_cols.numel() and self._term_hits is not None:
+            timed = timed | self._term_hits[:, self._time_out_cols].any(dim=1)
+        self.time_out_buf = timed & ~self.terminated_buf
         self.compute_rewards(unstable)
 
         done = self.terminated_buf | self.time_out_buf
@@ -418,6 +463,8 @@ class EnvBatch(gym.vector.VectorEnv):
         per_env = torch.stack([done, self.terminated_buf, unstable], dim=1).to(torch.float32)
         length_s = self.episode_length_buf.to(torch.float32)[:, None] * self.dt
         cols = torch.cat([per_env[:, :1], length_s, per_env[:, 1:], self._episode_sums], dim=1)
+        if self._term_hits is not None:
+            self._term_acc += (self._term_hits & done[:, None]).sum(dim=0)
         self._log_acc += (cols * per_env[:, :1]).sum(dim=0)
         self._episode_sums.mul_(~done[:, None])
 
@@ -426,17 +473,22 @@ class EnvBatch(gym.vector.VectorEnv):
         worlds reset; then clears. One host sync: call it once per iteration, not per step.
 
         Keys: `Episode_Reward/<term>` (sum over the episode / episode_length_s), `Episode/
-        length_s`, `Episode/terminated` (share), `sim/unstable_resets` (a count). Empty where
-        no episode ended and no world was unstable. Also raises if the sim dropped contacts.
+        length_s`, `Episode/terminated` (share), `Episode_Termination/<term>` (share of the ended
+        episodes in which that term fired), `sim/unstable_resets` (a count). Empty where no
+        episode ended and no world was unstable. Also raises if the sim dropped contacts.
         """
         self.sim.raise_on_overflow()
-        count, length, term, unstable, *rewards = self._log_acc.tolist()
+        count, length, term, unstable, *rest = torch.cat([self._log_acc, self._term_acc]).tolist()
+        rewards, ends = rest[:len(self.cfg.rewards)], rest[len(self.cfg.rewards):]
         self._log_acc.zero_()
+        self._term_acc.zero_()
         self._unstable_total += int(unstable)
         log: dict[str, float] = {}
         if count:
             for name, value in zip(self.cfg.rewards, rewards, strict=True):
                 log[f"Episode_Reward/{name}"] = value / count / self.cfg.episode_length_s
+            for t, value in zip(self._terminations, ends, strict=True):
+                log[f"Episode_Termination/{t.name}"] = value / count
             log["Episode/length_s"] = length / count
             log["Episode/terminated"] = term / count
         if count or unstable:
@@ -568,19 +620,22 @@ class EnvBatch(gym.vector.VectorEnv):
 
     def mirror_maps(self) -> dict[str, Any]:
         """{"obs": {group: (perm, sign)}, "actions": (perm, sign)} as device tensors: the mirror
-        image of every observation group and of the actions (simrl.mirror.apply). Built anew on
-        each call (not state: a checkpoint does not hold it)."""
+        image of every observation group and of the actions (simrl.mirror.apply). Built on the
+        first call and kept (not state: a checkpoint does not hold it)."""
         import simrl.mirror as mirror
 
+        if "_mirror_maps" in self.__dict__:
+            return self._mirror_maps
         perm, sign = self.action_mirror()
         used = {slot.name for layout in self.obs_layout.values() for slot in layout}
         terms = {name: f(self) for name, f in self.OBS_MIRROR.items() if name in used}
-        return {
+        self._mirror_maps = {
             "obs": {g: mirror.group_map(layout, terms, self.device, g)
                     for g, layout in self.obs_layout.items()},
             "actions": (torch.as_tensor(perm, device=self.device, dtype=torch.long),
                         torch.as_tensor(sign, device=self.device, dtype=torch.float32)),
         }
+        return self._mirror_maps
 
     # --- rendering ----------------------------------------------------------------------------
     def render(self, world: int = 0, width: int = 640, height: int = 480, camera: str | int | None = None):
@@ -593,7 +648,10 @@ class EnvBatch(gym.vector.VectorEnv):
         return self._renderer.frame(world, default_camera(self.sim) if camera is None else camera)
 
     # --- checkpoints --------------------------------------------------------------------------
-    _NOT_STATE: ClassVar[frozenset[str]] = frozenset({"sim", "model", "cfg", "obs_layout", "_event_fns"})
+    _NOT_STATE: ClassVar[frozenset[str]] = frozenset({
+        "sim", "model", "cfg", "obs_layout", "_event_fns", "_terminations", "_termination_fns",
+        "_termination_facts", "_terminal_cols", "_time_out_cols", "_term_hits", "_mirror_maps",
+        "robot_mirror"})
 
     def config_key(self) -> str:
         """What an env state depends on besides itself: the task config, world count, backend."""
@@ -640,6 +698,10 @@ class EnvBatch(gym.vector.VectorEnv):
             if e.func not in cls.EVENT_TERMS:
                 raise UnknownNameError(f"event '{e.name}': unknown func '{e.func}' for task '{task}'; "
                                        f"valid: {sorted(cls.EVENT_TERMS)}")
+        for t in termination_terms(cfg.terminations):
+            if t.func not in cls.TERMINATION_TERMS:
+                raise UnknownNameError(f"termination '{t.name}': unknown func '{t.func}' for task "
+                                       f"'{task}'; valid: {sorted(cls.TERMINATION_TERMS)}")
         for group, terms in cfg.observations.items():
             names = [t.name for t in terms]
             twice = sorted({n for n in names if names.count(n) > 1})

@@ -19,11 +19,9 @@ import simrl.mirror as mirror
 
 
 def maps(env: Any) -> dict[str, Any]:
-    """The env batch's mirror maps, built once per rsl-rl VecEnv (simrl.rl.vecenv)."""
-    cached = getattr(env, "_mirror_maps", None)
-    if cached is None:
-        cached = env._mirror_maps = env.env.mirror_maps()
-    return cached
+    """The mirror maps of the env batch under rsl-rl's VecEnv (simrl.rl.vecenv); the env builds
+    them once."""
+    return env.env.mirror_maps()
 
 
 def augment(env: Any, obs: TensorDict | None = None, actions: torch.Tensor | None = None):
