@@ -102,10 +102,12 @@ def test_the_humanoids_height_term_comes_from_its_field():
 
 
 def test_bad_termination_entries_are_named():
-    with pytest.raises(UnknownNameError, match=r"unknown func 'tipped'.*'body_contact'.*'joint_pos_out_of_range'"):
+    valid = r"unknown func 'tipped'.*'body_contact'.*'joint_pos_out_of_range'"
+    with pytest.raises(UnknownNameError, match=valid):
         _cartpole(terminations={"x": {"func": "tipped"}})
     with pytest.raises(UnknownNameError, match=r"joint 'axle' matches nothing.*'slider', 'hinge'"):
-        _cartpole(terminations={"x": {"func": "joint_pos_out_of_range", "params": {"joint": "axle", "limit": 1}}})
+        _cartpole(terminations={"x": {"func": "joint_pos_out_of_range",
+                                      "params": {"joint": "axle", "limit": 1}}})
     with pytest.raises(ConfigError, match=r"params \['limit'\] are required"):
         _cartpole(terminations={"x": {"func": "joint_pos_out_of_range", "params": {"joint": "hinge"}}})
     with pytest.raises(ConfigError, match="time_out must be true or false"):
