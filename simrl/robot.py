@@ -290,7 +290,10 @@ class Scene:
             # joints a robot-side program holds at `pos` with these gains while it commands the
             # policy's (the deploy controller does, from stand on)
             "held": {"joint_names": list(self.robot.held_joints), "pos": self.held_pos.tolist(),
-                     "kp": self.held_kp.tolist(), "kd": self.held_kd.tolist()},
+                     "kp": self.held_kp.tolist(), "kd": self.held_kd.tolist(),
+                     # their position ranges (None: unlimited), checked by the deploy controller
+                     "joint_pos": [self.model.jnt_range[j].tolist() if self.model.jnt_limited[j] else None
+                                   for j in (self.model.joint(n).id for n in self.robot.held_joints)]},
         }
 
 

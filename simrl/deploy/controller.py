@@ -98,13 +98,17 @@ class Held:
     pos: np.ndarray
     kp: np.ndarray
     kd: np.ndarray
+    joint_pos: np.ndarray  # (n, 2) lower, upper; inf where unlimited (or not in the export)
 
 
 def held_joints(meta: dict[str, Any]) -> Held:
     """The export's held joints (none for a policy that drives every actuated joint)."""
     h = (meta.get("robot") or {}).get("held") or {}
     arr = lambda k: np.asarray(h.get(k, []), dtype=np.float64)  # noqa: E731
-    return Held(list(h.get("joint_names", [])), arr("pos"), arr("kp"), arr("kd"))
+    names = list(h.get("joint_names", []))
+    ranges = h.get("joint_pos") or [None] * len(names)  # exports before the ranges: unchecked
+    pos = np.array([r if r is not None else [-np.inf, np.inf] for r in ranges], dtype=np.float64)
+    return Held(names, arr("pos"), arr("kp"), arr("kd"), pos.reshape(len(names), 2))
 
 
 def limits_from_meta(meta: dict[str, Any], **overrides) -> Limits:
@@ -315,6 +319,14 @@ class Controller:
             i = int(out[0])
             lo_i, hi_i = lim.joint_pos[i]
             return f"joint {i} at {q[i]:.3f} rad, past its limits [{lo_i:.3f}, {hi_i:.3f}]"
+        held = r.get("held_joint_pos")
+        if held is not None and self.held.names:
+            hq, (hlo, hhi) = np.asarray(held), self.held.joint_pos.T
+            out = np.flatnonzero((hq < hlo - lim.joint_margin) | (hq > hhi + lim.joint_margin))
+            if out.size:
+                i = int(out[0])
+                return (f"held joint '{self.held.names[i]}' at {hq[i]:.3f} rad, past its limits "
+                        f"[{hlo[i]:.3f}, {hhi[i]:.3f}]")
         fast = np.flatnonzero(np.abs(dq) > lim.joint_vel)
         if fast.size:
             i = int(fast[0])

@@ -154,3 +154,28 @@ def test_held_joints_are_commanded_after_the_policys_from_stand_on_and_damped_ot
     held_act = robot.act[12:]
     np.testing.assert_allclose(m.actuator_gainprm[held_act, 0], held["kp"])  # the servos got the gains
     np.testing.assert_allclose(robot.d.ctrl[held_act], held["pos"])
+
+
+def test_a_held_joint_past_its_range_is_a_fault(g1_legs_export):
+    """The export carries the held joints' ranges; one pushed past its range (an arm caught on
+    something) ends the policy in damping, naming the joint."""
+    _, report = g1_legs_export
+    policy = DeployPolicy(report["onnx"])
+    held = policy.meta["robot"]["held"]
+    assert len(held["joint_pos"]) == len(held["joint_names"]) == 17
+    robot = MujocoRobot(policy.meta)
+    ctl = Controller(policy, robot, limits_from_meta(policy.meta, stand_s=0.1))
+    ctl.run(cycles=2)
+    ctl.request("stand")
+    ctl.run(seconds=0.2)
+    ctl.request("policy")
+    ctl.run(seconds=0.1)
+    assert ctl.state == "policy" and ctl.fault is None
+    k = held["joint_names"].index("left_elbow_joint")
+    inside = held["joint_pos"][k][1] - 0.01  # within the range: no fault
+    robot.poison = {"held_joint_pos": (k, inside)}
+    ctl.run(cycles=2)
+    assert ctl.state == "policy" and ctl.fault is None
+    robot.poison = {"held_joint_pos": (k, held["joint_pos"][k][1] + 0.2)}
+    ctl.run(cycles=1)  # the sim reports the poisoned state at the end of this cycle's sleep
+    assert _damping_after(ctl, 1) == 1 and "held joint 'left_elbow_joint'" in ctl.fault
