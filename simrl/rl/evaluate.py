@@ -27,7 +27,8 @@ def evaluate(
     A fall is an episode that ended by termination before its time limit. Each of the task's
     TRACKING_TERMS is averaged over each episode's steps after the first `settle_s` seconds,
     then over the episodes that lasted that long (NaN where none did); each of its METRIC_TERMS
-    is read at each episode's end and averaged.
+    is read at each episode's end and averaged. `mean_steps`: the episodes' mean length in
+    control steps (sim-to-sim reports the same).
     """
     env.reset()
     recording, env.record_metrics = env.record_metrics, True
@@ -48,6 +49,7 @@ def _evaluate(env, policy, command, settle_s, progress) -> dict[str, float]:
     metrics = {k: torch.zeros(n, device=dev) for k in env.METRIC_TERMS}
     tracked = {k: torch.zeros(n, device=dev) for k in env.TRACKING_TERMS}
     counted = torch.zeros(n, device=dev)
+    steps = torch.zeros(n, device=dev)  # control steps of each env's first episode
     obs = env.compute_observations()
     for t in tqdm(range(env.max_episode_length), disable=not progress, desc="evaluate"):
         obs, rew, term, trunc, infos = env.step(policy(obs))
@@ -58,6 +60,7 @@ def _evaluate(env, policy, command, settle_s, progress) -> dict[str, float]:
                 tracked[k] += torch.where(live, v, 0.0)
             counted += live.float()
         ret += torch.where(first, rew, 0.0)
+        steps += first.float()
         fell |= ended & term
         for k, v in infos["metrics"].items():  # each env's value at its first episode's end
             metrics[k] = torch.where(ended, v, metrics[k])
@@ -72,6 +75,7 @@ def _evaluate(env, policy, command, settle_s, progress) -> dict[str, float]:
         **{k: float(v.mean()) for k, v in metrics.items()},
         **{k: float(v.mean()) if v.numel() else float("nan") for k, v in per_episode.items()},
         "episodes": n,
+        "mean_steps": float(steps.mean()),  # as sim-to-sim reports it
         "mean_return": float(ret.mean()),
         "fall_share": float(fell.float().mean()),
     }

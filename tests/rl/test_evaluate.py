@@ -45,3 +45,10 @@ def test_episodes_shorter_than_the_settling_time_give_no_tracking_figure():
     env = simrl.make("quadruped", 2, device="cpu", cfg={"episode_length_s": 0.5})
     r = evaluate(env, _zeros(env), command=(0.5, 0.0, 0.0))  # 1 s to settle, 0.5 s episodes
     assert math.isnan(r["lin_vel_error"]) and math.isnan(r["yaw_rate_error"])
+    assert r["fall_share"] == 0.0 and r["mean_steps"] == env.max_episode_length == 25
+
+
+def test_mean_steps_counts_each_first_episode_to_its_end():
+    cart = simrl.make("cartpole", 8, device="cpu", seed=1, cfg={"init_noise": 0.0})
+    pushed = evaluate(cart, lambda obs: torch.ones(8, 1))  # full force one way: the cart leaves
+    assert pushed["fall_share"] == 1.0 and 1 < pushed["mean_steps"] < cart.max_episode_length
