@@ -247,7 +247,6 @@ class LocomotionEnv(EnvBatch):
         # body ids as device tensors: a Python-list index is a host copy on every use
         self.feet = torch.as_tensor(sc.feet, device=dev)
         self.penalized = torch.as_tensor(sc.penalize_contacts, device=dev)
-        self.terminators = torch.as_tensor(sc.terminate_contacts, device=dev)
         self.commands = torch.zeros(n, 3, **f32)
         self.heading = torch.zeros(n, **f32)  # heading mode: the target yaw (world frame)
         self.moving = torch.zeros(n, device=dev, dtype=torch.bool)
@@ -455,8 +454,8 @@ class LocomotionEnv(EnvBatch):
         base below `min_base_height` over the ground under it."""
         cfg, m = self.cfg, self.model
         out = {"base_tilt": {"func": "base_tilt", "params": {"max_tilt_cos": cfg.max_tilt_cos}}}
-        if self.terminators.numel():
-            names = [re.escape(m.body(int(b)).name) for b in self.terminators.tolist()]
+        if len(self.scene.terminate_contacts):
+            names = [re.escape(m.body(int(b)).name) for b in self.scene.terminate_contacts]
             out["body_contact"] = {"func": "body_contact", "params": {"bodies": names, "threshold": 1.0}}
         if cfg.min_base_height is not None:
             out["base_height"] = {"func": "base_height_below", "params": {"min_height": cfg.min_base_height}}

@@ -269,10 +269,7 @@ class EnvBatch(gym.vector.VectorEnv):
         entries = {**self.task_terminations(), **self.cfg.terminations}  # null drops a task's
         self._terminations = termination_terms(entries)
         self._termination_fns, self._termination_facts = [], {}
-        for t in self._terminations:
-            if t.func not in self.TERMINATION_TERMS:
-                raise UnknownNameError(f"termination '{t.name}': unknown func '{t.func}' for task "
-                                       f"'{self.task_name}'; valid: {sorted(self.TERMINATION_TERMS)}")
+        for t in self._terminations:  # names: check_terms
             func = self.TERMINATION_TERMS[t.func]
             fn = bind(self, func, t.params, f"termination '{t.name}'")
             self._termination_fns.append(fn)
@@ -342,13 +339,13 @@ class EnvBatch(gym.vector.VectorEnv):
     def joint_limits(self) -> dict[str, Any]:
         """The actuated joints' position ranges, in action order (None where a joint is
         unlimited): the deploy controller's safety envelope (simrl.deploy.controller)."""
+        from simrl.robot import joint_ranges, per_joint
+
         m = self.model
         joints = [int(m.actuator_trnid[i, 0]) for i in range(self.num_actions)]
-        pos = [m.jnt_range[j].tolist() if m.jnt_limited[j] else None for j in joints]
-        limits: dict[str, Any] = {"joint_pos": pos}
+        limits: dict[str, Any] = {"joint_pos": joint_ranges(m, joints)}
         robot = getattr(self, "robot", None)
         if robot is not None and robot.velocity_limit is not None:
-            from simrl.robot import per_joint
 
             limits["joint_vel"] = per_joint(robot.velocity_limit, robot.joints, "velocity_limit").tolist()
         return limits

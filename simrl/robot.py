@@ -219,6 +219,11 @@ def _load_spec(source: str) -> tuple[mujoco.MjSpec, dict[str, str]]:
         raise ConfigError(f"robot source '{source}': could not parse '{xml}': {e}") from e
 
 
+def joint_ranges(model: mujoco.MjModel, joint_ids: list[int]) -> list[list[float] | None]:
+    """Each joint's position range as [lower, upper], None where it is unlimited (policy.json's form)."""
+    return [model.jnt_range[j].tolist() if model.jnt_limited[j] else None for j in joint_ids]
+
+
 def per_joint(value: PerJoint, joints: list[str], what: str) -> np.ndarray | None:
     """Resolve a per-joint setting (see RobotCfg) to one value per joint, in action order."""
     if value is None:
@@ -292,8 +297,8 @@ class Scene:
             "held": {"joint_names": list(self.robot.held_joints), "pos": self.held_pos.tolist(),
                      "kp": self.held_kp.tolist(), "kd": self.held_kd.tolist(),
                      # their position ranges (None: unlimited), checked by the deploy controller
-                     "joint_pos": [self.model.jnt_range[j].tolist() if self.model.jnt_limited[j] else None
-                                   for j in (self.model.joint(n).id for n in self.robot.held_joints)]},
+                     "joint_pos": joint_ranges(self.model, [self.model.joint(j).id
+                                                            for j in self.robot.held_joints])},
         }
 
 

@@ -101,14 +101,24 @@ class Held:
     joint_pos: np.ndarray  # (n, 2) lower, upper; inf where unlimited (or not in the export)
 
 
+def _ranges(ranges: list | None, n: int) -> np.ndarray:
+    """(n, 2) lower, upper from policy.json's per-joint ranges (None, or no list: unlimited)."""
+    rows = [r if r is not None else [-np.inf, np.inf] for r in (ranges or [None] * n)]
+    return np.array(rows, dtype=np.float64).reshape(n, 2)
+
+
+def _first_outside(q: np.ndarray, ranges: np.ndarray, margin: float) -> int | None:
+    """The first joint of `q` more than `margin` past its (lower, upper) range, or None."""
+    out = np.flatnonzero((q < ranges[:, 0] - margin) | (q > ranges[:, 1] + margin))
+    return int(out[0]) if out.size else None
+
+
 def held_joints(meta: dict[str, Any]) -> Held:
     """The export's held joints (none for a policy that drives every actuated joint)."""
     h = (meta.get("robot") or {}).get("held") or {}
     arr = lambda k: np.asarray(h.get(k, []), dtype=np.float64)  # noqa: E731
-    names = list(h.get("joint_names", []))
-    ranges = h.get("joint_pos") or [None] * len(names)  # exports before the ranges: unchecked
-    pos = np.array([r if r is not None else [-np.inf, np.inf] for r in ranges], dtype=np.float64)
-    return Held(names, arr("pos"), arr("kp"), arr("kd"), pos.reshape(len(names), 2))
+    names = list(h.get("joint_names", []))  # exports before the ranges: unchecked
+    return Held(names, arr("pos"), arr("kp"), arr("kd"), _ranges(h.get("joint_pos"), len(names)))
 
 
 def limits_from_meta(meta: dict[str, Any], **overrides) -> Limits:
@@ -117,8 +127,7 @@ def limits_from_meta(meta: dict[str, Any], **overrides) -> Limits:
     act, deploy = meta["action"], meta.get("deploy", {})
     n = int(meta["num_actions"])
     lim = deploy.get("limits") or {}
-    pos = np.array([r if r is not None else [-np.inf, np.inf]
-                    for r in (lim.get("joint_pos") or [None] * n)], dtype=np.float64)
+    pos = _ranges(lim.get("joint_pos"), n)
     vel = np.array([v if v is not None else np.inf for v in (lim.get("joint_vel") or [None] * n)],
                    dtype=np.float64)
     tilt = (deploy.get("termination") or {}).get("max_tilt_cos")
@@ -313,20 +322,18 @@ class Controller:
             if not np.isfinite(np.asarray(v, dtype=np.float64)).all():
                 return f"non-finite reading '{name}'"
         q, dq = np.asarray(r["joint_pos"])[lim.joint_index], np.asarray(r["joint_vel"])[lim.joint_index]
-        lo, hi = lim.joint_pos[:, 0] - lim.joint_margin, lim.joint_pos[:, 1] + lim.joint_margin
-        out = np.flatnonzero((q < lo) | (q > hi))
-        if out.size:
-            i = int(out[0])
+        i = _first_outside(q, lim.joint_pos, lim.joint_margin)
+        if i is not None:
             lo_i, hi_i = lim.joint_pos[i]
             return f"joint {i} at {q[i]:.3f} rad, past its limits [{lo_i:.3f}, {hi_i:.3f}]"
         held = r.get("held_joint_pos")
         if held is not None and self.held.names:
-            hq, (hlo, hhi) = np.asarray(held), self.held.joint_pos.T
-            out = np.flatnonzero((hq < hlo - lim.joint_margin) | (hq > hhi + lim.joint_margin))
-            if out.size:
-                i = int(out[0])
+            hq = np.asarray(held)
+            i = _first_outside(hq, self.held.joint_pos, lim.joint_margin)
+            if i is not None:
+                lo_i, hi_i = self.held.joint_pos[i]
                 return (f"held joint '{self.held.names[i]}' at {hq[i]:.3f} rad, past its limits "
-                        f"[{hlo[i]:.3f}, {hhi[i]:.3f}]")
+                        f"[{lo_i:.3f}, {hi_i:.3f}]")
         fast = np.flatnonzero(np.abs(dq) > lim.joint_vel)
         if fast.size:
             i = int(fast[0])
