@@ -247,9 +247,6 @@ class LocomotionEnv(EnvBatch):
         # body ids as device tensors: a Python-list index is a host copy on every use
         self.feet = torch.as_tensor(sc.feet, device=dev)
         self.penalized = torch.as_tensor(sc.penalize_contacts, device=dev)
-        self.commands = torch.zeros(n, 3, **f32)
-        self.heading = torch.zeros(n, **f32)  # heading mode: the target yaw (world frame)
-        self.moving = torch.zeros(n, device=dev, dtype=torch.bool)
         self.air_time = torch.zeros(n, len(sc.feet), **f32)
         self.contact_time = torch.zeros(n, len(sc.feet), **f32)  # time since each foot's touchdown
         # foot velocities by finite differences of their positions, where a reward uses them
@@ -266,8 +263,6 @@ class LocomotionEnv(EnvBatch):
                               f"reward asks for), got {self.cfg.foot_clearance_target}")
         self.last_joint_vel = torch.zeros(n, self.num_actions, **f32)
         self.gravity_w = torch.tensor([[0.0, 0.0, -1.0]], **f32).expand(n, 3)
-        self.resample_steps = max(1, round(self.cfg.resample_s / self.dt))
-        self._setup_command_curriculum()
         # sensor biases and ground friction (per episode), delayed actions (a queue, newest first)
         self.gyro_bias = torch.zeros(n, 3, **f32)
         self.gravity_bias = torch.zeros(n, 3, **f32)
@@ -289,9 +284,6 @@ class LocomotionEnv(EnvBatch):
         self.base_z0 = float(m.key_qpos[0, self.root_qpos + 2])  # the default pose's base height
         self.grid = sc.terrain
         self.lift_table = torch.as_tensor(self._spawn_lifts(), **f32)
-        heading = self.cfg.heading_command
-        self.heading_mode = bool(self.grid is not None and self.grid.cfg.curriculum) if heading is None \
-            else bool(heading)
         if self.grid is not None:
             tcfg = self.grid.cfg
             self.origins = torch.as_tensor(self.grid.origins, **f32)  # (levels, types, 3)
@@ -437,9 +429,6 @@ class LocomotionEnv(EnvBatch):
             # the commanded base-frame velocity, in the world frame
             vx, vy = yaw_rotate(self.base_yaw, self.commands[:, 0], self.commands[:, 1])
             self.cmd_disp = self.cmd_disp + torch.stack([vx, vy], dim=1) * self.dt
-        self._sample_commands(self.episode_length_buf % self.resample_steps == 0)
-        if self.heading_mode:
-            self._steer()
 
     def _foot_clearance(self) -> torch.Tensor:
         """(N, feet) height of each foot tip above the ground under it."""
@@ -505,7 +494,6 @@ class LocomotionEnv(EnvBatch):
         self.foot_fresh = self.foot_fresh | mask
         self.swing_peak.masked_fill_(rows, 0.0)
         self.last_joint_vel.masked_fill_(rows, 0.0)
-        self._sample_commands(mask)
 
     def _place_on_terrain(self, mask: torch.Tensor) -> None:
         """Curriculum step for the envs that ended, then a start on their tile's platform."""
@@ -563,11 +551,43 @@ class LocomotionEnv(EnvBatch):
         spec = super().deploy_spec()
         cfg, robot = self.cfg, self.robot
         spec["scene"] = {"robot": robot.to_dict()}
-        spec["tracks_commands"] = True
         spec["reset"] = {"joint_scale": [0.9, 1.1]}
         spec["action_delay"] = list(cfg.action_delay)  # documented: on the robot it is its own
         spec["terrain"] = self.grid.cfg.to_dict() if self.grid is not None else None
         return spec
+
+    def task_commands(self) -> dict[str, dict[str, Any]]:
+        """The base velocity command (`base_velocity`) from the task's ranges; heading commands
+        where `heading_command` says so (None: on a terrain grid with a curriculum)."""
+        cfg = self.cfg
+        heading = cfg.heading_command
+        if heading is None:
+            heading = self.grid is not None and bool(self.grid.cfg.curriculum)
+        return {"base_velocity": {"func": "velocity_command", "resample_s": cfg.resample_s, "params": {
+            "lin_vel_x": list(cfg.lin_vel_x), "lin_vel_y": list(cfg.lin_vel_y),
+            "yaw_rate": list(cfg.yaw_rate), "standing_share": cfg.standing_share, "heading": bool(heading)}}}
+
+    def link_terms(self) -> None:
+        """`commands`, `heading`, `moving` and `command_level` are the base_velocity command's
+        tensors (the rewards, observations and curriculum read them; one storage, so a
+        checkpoint saved before the command terms restores into them)."""
+        vel = self.command_terms.get("base_velocity")
+        if not isinstance(vel, self.COMMAND_TERMS["velocity_command"]):
+            raise ConfigError(f"task '{self.task_name}': its rewards and observations read the command "
+                              "'base_velocity', a velocity_command; replace its params, do not drop or "
+                              f"retype it (commands: {sorted(self.command_terms)})")
+        self.commands, self.heading, self.moving = vel.command, vel.heading, vel.moving
+        self.command_level = vel.level  # scales every draw: the command curriculum's level
+        self._setup_command_curriculum()
+
+    @property
+    def heading_mode(self) -> bool:
+        """Whether the yaw-rate command steers towards a drawn heading (the base_velocity command's)."""
+        return self.command_terms["base_velocity"].heading_mode
+
+    @heading_mode.setter
+    def heading_mode(self, on: bool) -> None:  # a checkpoint saved before the command terms sets it
+        self.command_terms["base_velocity"].heading_mode = bool(on)
 
     def _command_curriculum(self) -> tuple[float, float, float]:
         """(start, step, threshold) of `command_curriculum`, defaults filled in."""
@@ -576,7 +596,6 @@ class LocomotionEnv(EnvBatch):
 
     def _setup_command_curriculum(self) -> None:
         cc = self.cfg.command_curriculum
-        self.command_level = torch.ones((), device=self.device)  # scales every command range
         if cc is None:
             return
         unknown = sorted(set(cc) - {"start", "step", "threshold"})
@@ -608,32 +627,10 @@ class LocomotionEnv(EnvBatch):
         best = next(t.weight for t in reward_terms(self.cfg.rewards) if t.name == "track_lin_vel")
         per_s = self.curriculum_sum / self.curriculum_count.clamp(min=1) / self.cfg.episode_length_s
         good = (self.curriculum_count > 0) & (per_s >= threshold * best)
-        self.command_level = torch.where(good, (self.command_level + step).clamp(max=1.0), self.command_level)
+        raised = (self.command_level + step).clamp(max=1.0)
+        self.command_level.copy_(torch.where(good, raised, self.command_level))
         self.curriculum_sum, self.curriculum_count = torch.zeros_like(per_s), torch.zeros_like(per_s)
         self.curriculum_steps = 0
-
-    def _sample_commands(self, mask: torch.Tensor) -> None:
-        """New commands for the envs where `mask` (the ranges times the curriculum's level); a
-        share of them stand still."""
-        n, cfg = self.num_envs, self.cfg
-        cmd = torch.stack(
-            [self.uniform((n,), *cfg.lin_vel_x), self.uniform((n,), *cfg.lin_vel_y),
-             self.uniform((n,), *cfg.yaw_rate)], dim=1,
-        )
-        if cfg.command_curriculum is not None:
-            cmd = cmd * self.command_level
-        still = self.uniform((n, 1), 0.0, 1.0) < cfg.standing_share
-        self.commands[:] = torch.where(mask[:, None], cmd * ~still, self.commands)
-        if self.heading_mode:
-            heading = self.uniform((n,), -torch.pi, torch.pi)
-            self.heading = torch.where(mask, heading, self.heading)
-            self.moving = torch.where(mask, ~still[:, 0], self.moving)
-
-    def _steer(self) -> None:
-        """Heading mode: the yaw-rate command that turns each env towards its heading."""
-        err = torch.remainder(self.heading - self.base_yaw + torch.pi, 2 * torch.pi) - torch.pi
-        lo, hi = self.cfg.yaw_rate
-        self.commands[:, 2] = (0.5 * err).clamp(lo, hi) * self.moving
 
     @functools.cached_property
     def robot_mirror(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -646,10 +643,8 @@ class LocomotionEnv(EnvBatch):
         return index, sign
 
     def set_commands(self, lin_vel_x: float, lin_vel_y: float = 0.0, yaw_rate: float = 0.0) -> None:
-        """Fix every env's command (evaluation); disables resampling and heading mode."""
-        self.commands[:] = torch.tensor([lin_vel_x, lin_vel_y, yaw_rate], device=self.device)
-        self.resample_steps = 10**9
-        self.heading_mode = False
+        """Fix every env's velocity command (evaluation): `fix_command` on base_velocity."""
+        self.fix_command([lin_vel_x, lin_vel_y, yaw_rate], "base_velocity")
 
 
 def _with_history(cfg: LocomotionCfg) -> LocomotionCfg:

@@ -31,7 +31,6 @@ from simrl.errors import ConfigError
 from simrl.math import (
     quat_angle,
     quat_conjugate,
-    quat_from_euler,
     quat_mul,
     quat_rotate,
     quat_rotate_inv,
@@ -211,18 +210,7 @@ class ReachEnv(ArmEnv):
 
     def setup(self) -> None:
         super().setup()
-        m, n, dev, cfg = self.model, self.num_envs, self.device, self.cfg
-        f32 = dict(device=dev, dtype=torch.float32)
-        # the default end-effector orientation in the base frame (targets turn from it)
-        data = mujoco.MjData(m)
-        mujoco.mj_resetDataKeyframe(m, data, 0)
-        mujoco.mj_kinematics(m, data)
-        q_site, q_base = torch.zeros(4, dtype=torch.float64), torch.as_tensor(data.xquat[self.root_body])
-        mujoco.mju_mat2Quat(q_site.numpy(), data.site_xmat[self.ee])
-        self.home_quat_b = quat_mul(quat_conjugate(q_base), q_site).to(**f32)
-        self.target_pos_b = torch.zeros(n, 3, **f32)
-        self.target_quat_b = torch.zeros(n, 4, **f32)
-        self.target_quat_b[:, 0] = 1.0
+        n, dev, cfg = self.num_envs, self.device, self.cfg
         self.held = torch.zeros(n, device=dev, dtype=torch.long)  # steps in a row within tolerance
         self.hold_steps = max(1, round(cfg.success_hold_s / self.dt))
 
@@ -239,16 +227,20 @@ class ReachEnv(ArmEnv):
         inside = (pos_err < self.cfg.success_pos) & (ori_err < self.cfg.success_ori)
         self.held.add_(1).mul_(inside)  # in place: evaluation's inference mode must not swap it
 
+    def task_commands(self) -> dict[str, dict[str, Any]]:
+        """The end-effector pose target (`ee_pose`), drawn at each reset from the target_* fields."""
+        cfg = self.cfg
+        ranges = {k: list(getattr(cfg, f"target_{k}")) for k in ("x", "y", "z", "roll", "pitch", "yaw")}
+        return {"ee_pose": {"func": "pose_command", "params": {"site": cfg.ee_site, **ranges}}}
+
+    def link_terms(self) -> None:
+        """`target_pos_b`, `target_quat_b` and `home_quat_b` are the ee_pose command's tensors."""
+        target = _command_of(self, "ee_pose", "pose_command")
+        self.target_pos_b, self.target_quat_b = target.pos_b, target.quat_b
+        self.home_quat_b = target.home_quat_b
+
     def reset_envs(self, mask: torch.Tensor) -> None:
-        n, cfg, rows = self.num_envs, self.cfg, mask[:, None]
-        self.reset_joints(mask, cfg.init_joint_noise)
-        pos = torch.stack([self.uniform((n,), *cfg.target_x), self.uniform((n,), *cfg.target_y),
-                           self.uniform((n,), *cfg.target_z)], dim=1)
-        turn = quat_from_euler(self.uniform((n,), *cfg.target_roll), self.uniform((n,), *cfg.target_pitch),
-                               self.uniform((n,), *cfg.target_yaw))
-        quat = quat_mul(turn, self.home_quat_b.expand(n, 4))
-        self.target_pos_b[:] = torch.where(rows, pos, self.target_pos_b)
-        self.target_quat_b[:] = torch.where(rows, quat, self.target_quat_b)
+        self.reset_joints(mask, self.cfg.init_joint_noise)
         self.held.masked_fill_(mask, 0)
         # the first observation reads the end-effector pose: kinematics of the new joints
         # (on mjwarp a pass over every world, which only brings the others' up to date)
@@ -256,26 +248,29 @@ class ReachEnv(ArmEnv):
 
     def set_target(self, pos_b: list[float], quat_b: list[float]) -> None:
         """Fix every env's target (a pose in the base frame); resets draw new ones."""
-        self.target_pos_b[:] = torch.as_tensor(pos_b, device=self.device, dtype=torch.float32)
-        self.target_quat_b[:] = torch.as_tensor(quat_b, device=self.device, dtype=torch.float32)
+        self.fix_command([*pos_b, *quat_b], "ee_pose")
 
     def deploy_spec(self) -> dict:
         spec = super().deploy_spec()
         cfg, base = self.cfg, self.scene.robot.root_body
         spec["scene"] = {"robot": self.scene.robot.to_dict()}
         spec["reset"] = {"joint_noise": cfg.init_joint_noise}
-        # a pose target per episode, given to the policy as the reading `target_pose` (on a
-        # robot: from the operator or perception), and the success rule of the metrics
-        spec["target"] = {
-            "reading": "target_pose", "frame_body": base,
-            **{k: list(getattr(cfg, f"target_{k}")) for k in ("x", "y", "z", "roll", "pitch", "yaw")},
-            "about_quat": self.home_quat_b.tolist(),  # roll, pitch, yaw turn this orientation
-        }
+        # the pose target (`target`) comes from the ee_pose command's facts; the success rule:
         # readings a robot computes that sim-to-sim must make: a site's pose in the base frame
         spec["sim_readings"] = {"ee_pose": {"site": self.model.site(self.ee).name, "frame_body": base}}
         spec["success"] = {"site": cfg.ee_site, "frame_body": base, "pos": cfg.success_pos,
                            "ori": cfg.success_ori, "hold_s": cfg.success_hold_s}
         return spec
+
+
+def _command_of(env: ArmEnv, name: str, func: str) -> Any:
+    """The env's command `name`, which the task's terms read: it must be a `func` term."""
+    term = env.command_terms.get(name)
+    if not isinstance(term, env.COMMAND_TERMS[func]):
+        raise ConfigError(f"task '{env.task_name}': its rewards and observations read the command "
+                          f"'{name}', a {func}; replace its params, do not drop or retype it "
+                          f"(commands: {sorted(env.command_terms)})")
+    return term
 
 
 def _site_id(m: mujoco.MjModel, name: str) -> int:
@@ -450,16 +445,24 @@ class LiftEnv(ArmEnv):
     def setup(self) -> None:
         super().setup()
         n, dev, cfg = self.num_envs, self.device, self.cfg
-        f32 = dict(device=dev, dtype=torch.float32)
         if cfg.object not in self.scene.objects:
             raise ConfigError(f"object '{cfg.object}' is not in the scene; objects: "
                               f"{sorted(self.scene.objects)}")
         ids = self.scene.objects[cfg.object]
         self.obj_body, self.obj_qpos = ids.body, ids.qpos
         self.obj_rest_z = float(ids.rest_pos[2])
-        self.target_pos_b = torch.zeros(n, 3, **f32)
         self.grasped = torch.zeros(n, device=dev, dtype=torch.bool)  # lifted at some point
         self.dropped = torch.zeros(n, device=dev, dtype=torch.bool)  # back down after that
+
+    def task_commands(self) -> dict[str, dict[str, Any]]:
+        """Where to carry the object (`object_target`), drawn at each reset from the target_* fields."""
+        cfg = self.cfg
+        return {"object_target": {"func": "position_command", "params": {
+            k: list(getattr(cfg, f"target_{k}")) for k in ("x", "y", "z")}}}
+
+    def link_terms(self) -> None:
+        """`target_pos_b` is the object_target command's tensor."""
+        self.target_pos_b = _command_of(self, "object_target", "position_command").pos_b
 
     def object_height(self, body: int) -> torch.Tensor:
         """Height (N,) of `body` above its rest height."""
@@ -476,9 +479,6 @@ class LiftEnv(ArmEnv):
         q = self.obj_qpos
         xy = torch.stack([self.uniform((n,), *cfg.spawn_x), self.uniform((n,), *cfg.spawn_y)], dim=1)
         self.sim.qpos[:, q : q + 2] = torch.where(rows, xy.to(self.sim.dtype), self.sim.qpos[:, q : q + 2])
-        target = torch.stack([self.uniform((n,), *cfg.target_x), self.uniform((n,), *cfg.target_y),
-                              self.uniform((n,), *cfg.target_z)], dim=1)
-        self.target_pos_b[:] = torch.where(rows, target, self.target_pos_b)
         self.grasped.masked_fill_(mask, False)
         self.dropped.masked_fill_(mask, False)
         self.sim.forward(mask)  # the first observation reads the gripper's and the cube's poses
@@ -489,8 +489,6 @@ class LiftEnv(ArmEnv):
         spec["scene"] = {"robot": self.scene.robot.to_dict(), "objects": dict(cfg.objects)}
         spec["reset"] = {"joint_noise": cfg.init_joint_noise,
                          "objects": [{"body": cfg.object, "x": list(cfg.spawn_x), "y": list(cfg.spawn_y)}]}
-        spec["target"] = {"reading": "target_pos", "frame_body": base,
-                          **{k: list(getattr(cfg, f"target_{k}")) for k in ("x", "y", "z")}}
         # what a robot's controller and its perception give, made by sim-to-sim from the state
         spec["sim_readings"] = {"ee_pose": {"site": cfg.ee_site, "frame_body": base},
                                 "object_pos": {"body": cfg.object, "frame_body": base}}

@@ -45,6 +45,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
+from simrl.commands import COMMAND_TERMS, command_entries
 from simrl.errors import ConfigError, UnknownNameError
 from simrl.events import EVENT_TERMS, MODES, event_terms
 from simrl.paths import ASSETS
@@ -105,6 +106,9 @@ class EnvCfg:
     # name -> {func, params, time_out} (null: drop the task's own term of that name): what ends
     # an episode (simrl.terminations), after the task's own entries
     terminations: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    # name -> {func, resample_s, params} (null: drop the task's own command of that name): what
+    # each env is asked to do, drawn at resets and on a clock (simrl.commands)
+    commands: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
 def cfg_from_dict(cls: type, values: dict[str, Any] | None) -> Any:
@@ -140,6 +144,7 @@ class EnvBatch(gym.vector.VectorEnv):
     METRIC_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     EVENT_TERMS: ClassVar[dict[str, Callable[..., None]]] = dict(EVENT_TERMS)  # simrl.events
     TERMINATION_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = dict(TERMINATION_TERMS)
+    COMMAND_TERMS: ClassVar[dict[str, type]] = dict(COMMAND_TERMS)  # simrl.commands
     TRACKING_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     # observation term -> f(env) -> the mirror image of one frame of it, (perm, sign) (simrl.mirror):
     # symmetry augmentation needs one for every observed term, and the task's action_mirror
@@ -284,6 +289,14 @@ class EnvBatch(gym.vector.VectorEnv):
         # terms existed still loads)
         self._term_acc = torch.zeros(len(self._terminations), device=self.device, dtype=torch.float64)
         self.record_metrics = False  # evaluation turns it on: metrics into infos
+        # commands: each term with its clock (control steps between draws; 0: only at resets)
+        self.command_terms: dict[str, Any] = {}
+        self._command_clock: dict[str, int] = {}
+        for c in command_entries({**self.task_commands(), **self.cfg.commands}):  # names: check_terms
+            make = bind(self, self.COMMAND_TERMS[c.func], c.params, f"command '{c.name}'")
+            self.command_terms[c.name] = make(self)
+            self._command_clock[c.name] = 0 if c.resample_s is None else max(1, round(c.resample_s / self.dt))
+        self.link_terms()
 
     # --- task hooks ---------------------------------------------------------------------------
     @property
@@ -334,6 +347,8 @@ class EnvBatch(gym.vector.VectorEnv):
             "termination": merge_facts({}, self._termination_facts),
             "reset": {},  # qpos_noise: uniform +- on every qpos; joint_scale: [lo, hi]
             "limits": self.joint_limits(),
+            # the commands' facts: tracks_commands (a velocity), target (a pose's or position's draw)
+            **{k: v for t in self.command_terms.values() for k, v in t.deploy_facts(self).items()},
         }
 
     def joint_limits(self) -> dict[str, Any]:
@@ -373,6 +388,37 @@ class EnvBatch(gym.vector.VectorEnv):
         """The task's own termination entries, built from its fields (a legged task's tilt
         limit); the config's `terminations` replace those of the same name."""
         return {}
+
+    def task_commands(self) -> dict[str, dict[str, Any]]:
+        """The task's own command entries, built from its fields (a legged task's velocity
+        ranges); the config's `commands` replace those of the same name."""
+        return {}
+
+    def link_terms(self) -> None:
+        """Keep references into the bound terms as task attributes (a command's tensors), once,
+        after the terms are bound and before the first reset."""
+
+    def command(self, name: str | None = None) -> torch.Tensor:
+        """Command `name`'s current values (N, d); None: the env's only command."""
+        return self._command_term(name).command
+
+    def fix_command(self, values: Any, name: str | None = None) -> None:
+        """Pin every env's command `name` (None: the env's only command) to `values` and stop
+        its clock (evaluation); a reset still draws a new one for the env it resets."""
+        term = self._command_term(name)
+        term.fix(self, values)
+        self._command_clock[next(k for k, t in self.command_terms.items() if t is term)] = 0
+
+    def _command_term(self, name: str | None) -> Any:
+        if name is None:
+            if len(self.command_terms) != 1:
+                raise ConfigError(f"task '{self.task_name}' has {len(self.command_terms)} commands "
+                                  f"{sorted(self.command_terms)}: name one")
+            return next(iter(self.command_terms.values()))
+        if name not in self.command_terms:
+            raise UnknownNameError(f"no command '{name}' in task '{self.task_name}'; valid: "
+                                   f"{sorted(self.command_terms)}")
+        return self.command_terms[name]
 
     def task_events(self) -> dict[str, dict[str, Any]]:
         """The task's own event entries, built from its fields (a legged task's pushes); they
@@ -417,6 +463,10 @@ class EnvBatch(gym.vector.VectorEnv):
         if failed is not None:
             unstable[failed.to(self.device)] = True
         self.update()
+        for name, term in self.command_terms.items():  # after the task's update (its base_yaw)
+            if self._command_clock[name]:
+                term.resample(self, self.episode_length_buf % self._command_clock[name] == 0)
+            term.step(self)
         self.terminated_buf = self.terminated() | unstable  # also the terms' hits: _term_hits
         timed = self.episode_length_buf >= self.max_episode_length
         if self._time_out_cols.numel() and self._term_hits is not None:
@@ -578,6 +628,8 @@ class EnvBatch(gym.vector.VectorEnv):
         self.actions.masked_fill_(mask[:, None], 0.0)
         self.last_actions.masked_fill_(mask[:, None], 0.0)
         self.reset_envs(mask)
+        for term in self.command_terms.values():
+            term.resample(self, mask)
         for fn, _ in self._event_fns["reset"]:
             fn(self, mask)
         self.refresh()
@@ -648,7 +700,7 @@ class EnvBatch(gym.vector.VectorEnv):
     _NOT_STATE: ClassVar[frozenset[str]] = frozenset({
         "sim", "model", "cfg", "obs_layout", "_event_fns", "_terminations", "_termination_fns",
         "_termination_facts", "_terminal_cols", "_time_out_cols", "_term_hits", "_mirror_maps",
-        "robot_mirror"})
+        "robot_mirror", "_command_clock"})
 
     def config_key(self) -> str:
         """What an env state depends on besides itself: the task config, world count, backend."""
@@ -699,6 +751,10 @@ class EnvBatch(gym.vector.VectorEnv):
             if t.func not in cls.TERMINATION_TERMS:
                 raise UnknownNameError(f"termination '{t.name}': unknown func '{t.func}' for task "
                                        f"'{task}'; valid: {sorted(cls.TERMINATION_TERMS)}")
+        for c in command_entries(cfg.commands):
+            if c.func not in cls.COMMAND_TERMS:
+                raise UnknownNameError(f"command '{c.name}': unknown func '{c.func}' for task '{task}'; "
+                                       f"valid: {sorted(cls.COMMAND_TERMS)}")
         for group, terms in cfg.observations.items():
             names = [t.name for t in terms]
             twice = sorted({n for n in names if names.count(n) > 1})

@@ -519,7 +519,7 @@ def record_video(env, policy, command, cfg: DictConfig, path: Path) -> Path:
 
     env.reset()
     if command is not None:
-        env.set_commands(*command)
+        env.fix_command(command)
     renderer = Renderer(env.sim, cfg.video_width, cfg.video_height)
     camera = default_camera(env.sim)
     extra = list(range(1, min(int(cfg.video_worlds) + 1, env.num_envs)))
@@ -528,7 +528,7 @@ def record_video(env, policy, command, cfg: DictConfig, path: Path) -> Path:
     for _ in range(int(cfg.video_s / env.dt)):
         obs, *_ = env.step(policy(obs))
         if command is not None:
-            env.set_commands(*command)
+            env.fix_command(command)
         frames.append(renderer.frame(0, camera, worlds=extra))
     renderer.close()
     return write_video(frames, Path(path), fps=1.0 / env.dt)

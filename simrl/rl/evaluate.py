@@ -23,7 +23,7 @@ def evaluate(
 ) -> dict[str, float]:
     """Run one full episode in every env (`num_envs` episodes) and summarize it.
 
-    `command`: pinned with `env.set_commands` (tasks that track commands) for the whole run.
+    `command`: pinned with `env.fix_command` (tasks with one command: a velocity) for the whole run.
     A fall is an episode that ended by termination before its time limit. Each of the task's
     TRACKING_TERMS is averaged over each episode's steps after the first `settle_s` seconds,
     then over the episodes that lasted that long (NaN where none did); each of its METRIC_TERMS
@@ -42,7 +42,7 @@ def _evaluate(env, policy, command, settle_s, progress) -> dict[str, float]:
     n, dev = env.num_envs, env.device
     settle = int(settle_s / env.dt)
     if command is not None:
-        env.set_commands(*command)
+        env.fix_command(command)
     first = torch.ones(n, device=dev, dtype=torch.bool)  # still in its first episode
     ret = torch.zeros(n, device=dev)
     fell = torch.zeros(n, device=dev, dtype=torch.bool)
@@ -68,7 +68,7 @@ def _evaluate(env, policy, command, settle_s, progress) -> dict[str, float]:
         if not first.any():
             break
         if command is not None:
-            env.set_commands(*command)  # resets resample commands: pin them again
+            env.fix_command(command)  # resets resample commands: pin them again
     some = counted > 0  # episodes that lasted past the settling time; none: the figure is NaN
     per_episode = {k: v[some] / counted[some] for k, v in tracked.items()}
     return {

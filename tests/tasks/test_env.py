@@ -316,7 +316,7 @@ def test_the_command_curriculum_widens_the_ranges_when_tracking_is_earned():
     cfg = {"command_curriculum": {"start": 0.5, "step": 0.25, "threshold": 0.6}, "episode_length_s": 0.2}
     env = simrl.make("quadruped", 4, device="cpu", seed=0, cfg=cfg)
     assert float(env.command_level) == 0.5 and env.max_episode_length == 10
-    env._sample_commands(torch.ones(4, dtype=torch.bool))
+    env.command_terms["base_velocity"].resample(env, torch.ones(4, dtype=torch.bool))
     lo, hi = env.cfg.lin_vel_x
     assert (env.commands[:, 0] >= 0.5 * lo - 1e-6).all() and (env.commands[:, 0] <= 0.5 * hi + 1e-6).all()
     col = list(env.cfg.rewards).index("track_lin_vel")
