@@ -147,10 +147,6 @@ class ArmEnv(EnvBatch):
         limited_jnt = torch.as_tensor(m.jnt_limited[jnt], device=dev, dtype=torch.bool)
         self.joint_lo = torch.where(limited_jnt, lo, -torch.inf)
         self.joint_hi = torch.where(limited_jnt, hi, torch.inf)
-        self.ctrl_lo, self.ctrl_hi = torch.as_tensor(m.actuator_ctrlrange, **f32).T
-        limited = torch.as_tensor(m.actuator_ctrllimited, device=dev, dtype=torch.bool)
-        self.ctrl_lo = torch.where(limited, self.ctrl_lo, -torch.inf)
-        self.ctrl_hi = torch.where(limited, self.ctrl_hi, torch.inf)
 
     # --- state ----------------------------------------------------------------------------------
     @property
@@ -191,17 +187,10 @@ class ArmEnv(EnvBatch):
         na, dt = self.num_actions, self.sim.dtype
         self.sim.ctrl[:, :na] = torch.where(rows, self.default_joint_pos.to(dt), self.sim.ctrl[:, :na])
 
-    def apply_actions(self, actions: torch.Tensor) -> None:
-        if self.cfg.action_mode == "absolute":
-            return super().apply_actions(actions)
-        na = self.num_actions
-        ctrl = self.sim.ctrl[:, :na].float() + self.action_scale * actions
-        self.sim.ctrl[:, :na] = torch.maximum(torch.minimum(ctrl, self.ctrl_hi[:na]), self.ctrl_lo[:na])
-
-    def action_spec(self) -> dict:
-        spec = super().action_spec()
-        spec["mode"] = self.cfg.action_mode  # delta: the runtime keeps and moves its targets
-        return spec
+    def task_actions(self) -> dict[str, dict[str, Any]]:
+        """Every joint's target, absolute or delta (`action_mode`; delta: the runtime keeps and
+        moves its targets)."""
+        return {"joint_pos": {"func": "joint_position_action", "params": {"mode": self.cfg.action_mode}}}
 
 
 class ReachEnv(ArmEnv):

@@ -45,6 +45,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
+from simrl.actions import ACTION_TERMS, action_entries, check_cover
 from simrl.commands import COMMAND_TERMS, command_entries
 from simrl.errors import ConfigError, UnknownNameError
 from simrl.events import EVENT_TERMS, MODES, event_terms
@@ -109,6 +110,9 @@ class EnvCfg:
     # name -> {func, resample_s, params} (null: drop the task's own command of that name): what
     # each env is asked to do, drawn at resets and on a clock (simrl.commands)
     commands: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    # name -> {func, params} (null: drop the task's own): how action columns drive the policy's
+    # actuators (simrl.actions); none: the task's one joint_position_action over all of them
+    actions: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
 def cfg_from_dict(cls: type, values: dict[str, Any] | None) -> Any:
@@ -145,6 +149,7 @@ class EnvBatch(gym.vector.VectorEnv):
     EVENT_TERMS: ClassVar[dict[str, Callable[..., None]]] = dict(EVENT_TERMS)  # simrl.events
     TERMINATION_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = dict(TERMINATION_TERMS)
     COMMAND_TERMS: ClassVar[dict[str, type]] = dict(COMMAND_TERMS)  # simrl.commands
+    ACTION_TERMS: ClassVar[dict[str, type]] = dict(ACTION_TERMS)  # simrl.actions
     TRACKING_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     # observation term -> f(env) -> the mirror image of one frame of it, (perm, sign) (simrl.mirror):
     # symmetry augmentation needs one for every observed term, and the task's action_mirror
@@ -296,6 +301,11 @@ class EnvBatch(gym.vector.VectorEnv):
             make = bind(self, self.COMMAND_TERMS[c.func], c.params, f"command '{c.name}'")
             self.command_terms[c.name] = make(self)
             self._command_clock[c.name] = 0 if c.resample_s is None else max(1, round(c.resample_s / self.dt))
+        self.action_terms: dict[str, Any] = {}
+        for a in action_entries({**self.task_actions(), **self.cfg.actions}):  # names: check_terms
+            make = bind(self, self.ACTION_TERMS[a.func], a.params, f"action '{a.name}'")
+            self.action_terms[a.name] = make(self)
+        check_cover(self, self.action_terms)
         self.link_terms()
 
     # --- task hooks ---------------------------------------------------------------------------
@@ -315,15 +325,35 @@ class EnvBatch(gym.vector.VectorEnv):
         """Allocate task buffers (called once, before the first reset)."""
 
     def apply_actions(self, actions: torch.Tensor) -> None:
-        """Write `actions` (N, num_actions), clipped, into `sim.ctrl`."""
-        self.sim.ctrl[:, : self.num_actions] = self.action_offset + self.action_scale * actions
+        """Write `actions` (N, num_actions), clipped, into `sim.ctrl`: each action term drives
+        its actuators (simrl.actions; by default ctrl = offset + scale * action)."""
+        for term in self.action_terms.values():
+            term.apply(self, actions)
+
+    def task_actions(self) -> dict[str, dict[str, Any]]:
+        """The task's own action entries: one joint_position_action over every policy actuator
+        (the task's `action_scale` and `action_offset`); the config's `actions` replace them."""
+        return {"joint_pos": {"func": "joint_position_action", "params": {}}}
 
     def action_spec(self) -> dict[str, Any]:
-        """How actions become actuator commands, as plain data (export and deploy read it)."""
+        """How actions become actuator commands, as plain data (export and deploy read it):
+        `scale` (one number, or one per actuator), `offset`, `mode`, and `binary` columns."""
         m, na = self.model, self.num_actions
         joint = mujoco.mjtObj.mjOBJ_JOINT
+        specs = [t.spec(self) for t in self.action_terms.values()]
+        scale: Any = np.zeros(na)
+        for sp in specs:
+            scale[sp["cols"]] = sp["scale"]
+        scales = {sp["scale"] for sp in specs if isinstance(sp["scale"], float) and "binary" not in sp}
+        if len(scales) == 1 and all("binary" not in sp and isinstance(sp["scale"], float) for sp in specs):
+            scale = scales.pop()  # one number, as every policy before the action terms had
+        else:
+            scale = scale.tolist()
+        binary = [{"index": sp["cols"][0], **sp["binary"]} for sp in specs if "binary" in sp]
         return {
-            "scale": float(self.action_scale),
+            "scale": scale,
+            "mode": next((sp["mode"] for sp in specs if "mode" in sp), "absolute"),
+            **({"binary": binary} if binary else {}),
             "offset": self.action_offset.tolist(),
             "clip": float(self.cfg.action_clip),
             "actuator_names": [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(na)],
@@ -751,6 +781,10 @@ class EnvBatch(gym.vector.VectorEnv):
             if t.func not in cls.TERMINATION_TERMS:
                 raise UnknownNameError(f"termination '{t.name}': unknown func '{t.func}' for task "
                                        f"'{task}'; valid: {sorted(cls.TERMINATION_TERMS)}")
+        for a in action_entries(cfg.actions):
+            if a.func not in cls.ACTION_TERMS:
+                raise UnknownNameError(f"action '{a.name}': unknown func '{a.func}' for task '{task}'; "
+                                       f"valid: {sorted(cls.ACTION_TERMS)}")
         for c in command_entries(cfg.commands):
             if c.func not in cls.COMMAND_TERMS:
                 raise UnknownNameError(f"command '{c.name}': unknown func '{c.func}' for task '{task}'; "

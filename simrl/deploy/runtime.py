@@ -203,6 +203,20 @@ def observation(
     return np.clip(np.nan_to_num(obs, nan=0.0, posinf=clip, neginf=-clip), -clip, clip).astype(np.float32)
 
 
+def joint_targets(action_meta: dict[str, Any], action: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Actuator targets for a (clipped) action, as policy.json's `action` section says: `base +
+    scale x action` (base: the offsets, or the last targets in delta mode), binary columns (a
+    gripper) at `open` where the action is > 0 else `closed`, clamped to the control ranges."""
+    scale = action_meta["scale"]  # one number (a Python float: the product stays the action's dtype)
+    scale = float(scale) if isinstance(scale, (int, float)) else np.asarray(scale, dtype=np.float64)
+    targets = base + scale * action
+    for b in action_meta.get("binary", []):
+        i = int(b["index"])
+        targets[..., i] = np.where(action[..., i] > 0, float(b["open"]), float(b["closed"]))
+    lo, hi = np.asarray(action_meta["ctrl_range"]).T  # MuJoCo clamps ctrl the same way
+    return np.where(lo < hi, np.clip(targets, lo, hi), targets)  # [0, 0]: an unlimited actuator
+
+
 def check_onnx_hash(path: Path, meta: dict[str, Any]) -> None:
     """Refuse an ONNX file whose SHA-256 is not the one policy.json pinned at export (a corrupted
     copy, or a file swapped or edited since): the robot must run what was verified."""
@@ -232,7 +246,6 @@ class DeployPolicy:
             term_read(self.meta, term)
         self.session = ort.InferenceSession(str(self.path), providers=providers or ["CPUExecutionProvider"])
         act = self.meta["action"]
-        self.scale = float(act["scale"])
         self.offset = np.asarray(act["offset"], dtype=np.float64)
         self.clip = float(act["clip"])
         self.kp = np.asarray(act["kp"])
@@ -281,10 +294,8 @@ class DeployPolicy:
         """(joint position targets, kp, kd) for the readings; remembers the action."""
         action = np.clip(self.infer(self.observation(readings)), -self.clip, self.clip)
         self.last_action = action.astype(np.float32)
-        lo, hi = np.asarray(self.meta["action"]["ctrl_range"]).T  # MuJoCo clamps ctrl the same way
         base = self.targets if self.mode == "delta" else self.offset
-        targets = base + self.scale * action
-        targets = np.where(lo < hi, np.clip(targets, lo, hi), targets)  # [0, 0]: an unlimited actuator
+        targets = joint_targets(self.meta["action"], action, base)
         if self.mode == "delta":
             self.targets = targets.copy()  # a caller editing what it got leaves the next base alone
         return targets, self.kp, self.kd

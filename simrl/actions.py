@@ -1,0 +1,168 @@
+"""Actions: how the policy's action vector becomes actuator controls, as terms listed in a task's
+config:
+
+    actions:
+      arm: {func: joint_position_action, params: {joints: "joint[1-7]", scale: 0.5}}
+      gripper: {func: binary_gripper_action, params: {joint: finger_joint1}}
+
+Action column i always drives the model's actuator i (the policy's actuators come first; a
+robot's held joints after them); a term claims the columns of the actuators of its joints and
+says how they are driven. Together the terms must claim every policy actuator once. With no
+entries, a task's own (`EnvBatch.task_actions`) apply: one `joint_position_action` over every
+policy actuator with the task's scale and offset (the default pose), as every task had.
+
+`policy.json`'s `action` section says the same to the robot-side runtime (simrl.deploy): a
+scale per actuator (one number where they share it), the offsets, the mode, and the binary
+columns with their open and closed targets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+
+from simrl.errors import ConfigError
+
+MODES = ("absolute", "delta")
+
+
+class ActionEntry(NamedTuple):
+    """One entry of a task config's `actions`."""
+
+    name: str
+    func: str
+    params: dict[str, Any]
+
+
+def action_entries(entries: Mapping[str, Any] | None) -> list[ActionEntry]:
+    """The config's `actions` (name -> {func, params}; null: none), validated."""
+    out = []
+    for name, entry in (entries or {}).items():
+        if entry is None:
+            continue
+        if not isinstance(entry, Mapping) or "func" not in entry or set(entry) - {"func", "params"}:
+            raise ConfigError(f"action '{name}': an entry is {{func (required), params}} (or null to drop "
+                              f"the task's own), got {entry!r}")
+        out.append(ActionEntry(str(name), str(entry["func"]), dict(entry.get("params") or {})))
+    return out
+
+
+def policy_actuators(env: Any, joints: torch.Tensor | list[int] | None, where: str) -> list[int]:
+    """The policy actuators (column indices) driving `joints` (ids), in the joints' order; every
+    policy actuator where `joints` is None."""
+    m, na = env.model, env.num_actions
+    if joints is None:
+        return list(range(na))
+    by_joint = {int(m.actuator_trnid[i, 0]): i for i in range(na)}
+    ids = [int(j) for j in (joints.tolist() if isinstance(joints, torch.Tensor) else joints)]
+    missing = [m.joint(j).name for j in ids if j not in by_joint]
+    if missing:
+        valid = [m.joint(int(m.actuator_trnid[i, 0])).name for i in range(na)]
+        raise ConfigError(f"{where}: joints {missing} have no policy actuator; valid: {valid}")
+    return [by_joint[j] for j in ids]
+
+
+def _ctrl_range(env: Any, cols: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    m, f32 = env.model, dict(device=env.device, dtype=torch.float32)
+    lo, hi = torch.as_tensor(m.actuator_ctrlrange[cols], **f32).T
+    limited = torch.as_tensor(m.actuator_ctrllimited[cols], device=env.device, dtype=torch.bool)
+    return torch.where(limited, lo, -torch.inf), torch.where(limited, hi, torch.inf)
+
+
+def _cols_index(cols: list[int]) -> slice | torch.Tensor | list[int]:
+    """A slice where the columns are contiguous (a view, no gather), else the list."""
+    if cols == list(range(cols[0], cols[-1] + 1)):
+        return slice(cols[0], cols[-1] + 1)
+    return cols
+
+
+# --- terms ------------------------------------------------------------------------------------
+class JointPositionAction:
+    """Targets for the actuators of `joints` (None: every policy actuator): `offset + scale x
+    action` in `absolute` mode, where offset is the task's (a robot's default pose); `target +=
+    scale x action` in `delta` mode (a policy that holds still outputs 0 wherever the arm is),
+    clamped to the actuators' control ranges. `scale`: one number (None: the task's), a list in
+    the joints' order, or {joint regex: value}. For a motor (cartpole's) the target is a force."""
+
+    def __init__(self, env: Any, joints: torch.Tensor | None = None, scale: Any = None,
+                 mode: str = "absolute"):
+        if mode not in MODES:
+            raise ConfigError(f"joint_position_action: mode must be one of {list(MODES)}, got {mode!r}")
+        self.cols = policy_actuators(env, joints, "joint_position_action")
+        self.index = _cols_index(self.cols)
+        self.mode = mode
+        names = [env.model.joint(int(env.model.actuator_trnid[i, 0])).name for i in self.cols]
+        if scale is None:
+            scale = float(env.action_scale)
+        if isinstance(scale, (int, float)) and not isinstance(scale, bool):
+            self.scale: float | torch.Tensor = float(scale)  # a number: the arithmetic of a float
+        else:
+            from simrl.robot import per_joint
+
+            self.scale = torch.as_tensor(per_joint(scale, names, "joint_position_action: scale"),
+                                         device=env.device, dtype=torch.float32)
+        self.offset = env.action_offset[self.index]
+        self.ctrl_lo, self.ctrl_hi = _ctrl_range(env, self.cols)
+
+    def apply(self, env: Any, actions: torch.Tensor) -> None:
+        ctrl = env.sim.ctrl
+        if self.mode == "absolute":
+            ctrl[:, self.index] = self.offset + self.scale * actions[:, self.index]
+        else:
+            moved = ctrl[:, self.index].float() + self.scale * actions[:, self.index]
+            ctrl[:, self.index] = torch.maximum(torch.minimum(moved, self.ctrl_hi), self.ctrl_lo)
+
+    def spec(self, env: Any) -> dict[str, Any]:
+        scale = self.scale if isinstance(self.scale, float) else self.scale.tolist()
+        return {"cols": self.cols, "scale": scale, "mode": self.mode}
+
+
+class BinaryGripperAction:
+    """One column that opens or closes a gripper: the target of `joint`'s actuator is `open`
+    where the action is > 0, else `closed` (defaults: the top and bottom of its control range).
+    Exploration needs no fine motor control to grasp (Isaac Lab's binary joint action)."""
+
+    def __init__(self, env: Any, joint: int, open: float | None = None,  # noqa: A002
+                 closed: float | None = None):
+        (self.col,) = policy_actuators(env, [joint], "binary_gripper_action")
+        lo, hi = env.model.actuator_ctrlrange[self.col]
+        self.open = float(hi if open is None else open)
+        self.closed = float(lo if closed is None else closed)
+        if not np.isfinite([self.open, self.closed]).all() or self.open == self.closed:
+            raise ConfigError(f"binary_gripper_action: open and closed must be two finite targets, got "
+                              f"{self.open} and {self.closed} (give both where the actuator has no "
+                              "ctrlrange)")
+        self.cols = [self.col]
+
+    def apply(self, env: Any, actions: torch.Tensor) -> None:
+        a = actions[:, self.col]
+        env.sim.ctrl[:, self.col] = torch.where(a > 0, self.open, self.closed).to(env.sim.ctrl.dtype)
+
+    def spec(self, env: Any) -> dict[str, Any]:
+        return {"cols": self.cols, "scale": 0.0, "binary": {"open": self.open, "closed": self.closed}}
+
+
+ACTION_TERMS = {"joint_position_action": JointPositionAction, "binary_gripper_action": BinaryGripperAction}
+
+
+def check_cover(env: Any, terms: Mapping[str, Any]) -> None:
+    """Every policy actuator claimed by exactly one term, and one mode for all (the runtime's)."""
+    m, na = env.model, env.num_actions
+    owner: dict[int, str] = {}
+    for name, term in terms.items():
+        for c in term.cols:
+            if c in owner:
+                raise ConfigError(f"action terms '{owner[c]}' and '{name}' both drive actuator "
+                                  f"'{m.actuator(c).name}': each policy actuator belongs to one term")
+            owner[c] = name
+    free = [m.joint(int(m.actuator_trnid[i, 0])).name for i in range(na) if i not in owner]
+    if free:
+        raise ConfigError(f"joints {free} are in no action term: add them to one (a joint_position_action's "
+                          f"joints) or hold them (the robot's held_joints)")
+    modes = {t.mode for t in terms.values() if hasattr(t, "mode")}
+    if len(modes) > 1:
+        raise ConfigError(f"action terms mix modes {sorted(modes)}: a policy's joint targets are all "
+                          "absolute or all delta")
