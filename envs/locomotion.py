@@ -396,7 +396,7 @@ class LocomotionEnv(EnvBatch):
             self.action_queue = torch.cat([actions[:, None], self.action_queue[:, :-1]], dim=1)
             idx = self.delay.expand(-1, 1, actions.shape[1])
             actions = self.action_queue.gather(1, idx).squeeze(1)
-        super().apply_actions(actions)  # ctrl = default pose + action_scale * actions
+        super().apply_actions(actions)  # the action terms (by default: default pose + scale * actions)
 
     def task_events(self) -> dict[str, dict[str, Any]]:
         """Pushes (push_vel, push_interval_s): an interval event on the base, so they go into

@@ -72,11 +72,12 @@ def _ctrl_range(env: Any, cols: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.where(limited, lo, -torch.inf), torch.where(limited, hi, torch.inf)
 
 
-def _cols_index(cols: list[int]) -> slice | torch.Tensor | list[int]:
-    """A slice where the columns are contiguous (a view, no gather), else the list."""
+def _cols_index(cols: list[int], device: torch.device) -> slice | torch.Tensor:
+    """A slice where the columns are contiguous (a view, no gather), else an index tensor on the
+    device (a Python list would be copied to the device, a sync, on every use)."""
     if cols == list(range(cols[0], cols[-1] + 1)):
         return slice(cols[0], cols[-1] + 1)
-    return cols
+    return torch.as_tensor(cols, device=device, dtype=torch.long)
 
 
 # --- terms ------------------------------------------------------------------------------------
@@ -92,7 +93,7 @@ class JointPositionAction:
         if mode not in MODES:
             raise ConfigError(f"joint_position_action: mode must be one of {list(MODES)}, got {mode!r}")
         self.cols = policy_actuators(env, joints, "joint_position_action")
-        self.index = _cols_index(self.cols)
+        self.index = _cols_index(self.cols, env.device)
         self.mode = mode
         names = [env.model.joint(int(env.model.actuator_trnid[i, 0])).name for i in self.cols]
         if scale is None:
@@ -110,10 +111,11 @@ class JointPositionAction:
     def apply(self, env: Any, actions: torch.Tensor) -> None:
         ctrl = env.sim.ctrl
         if self.mode == "absolute":
-            ctrl[:, self.index] = self.offset + self.scale * actions[:, self.index]
+            target = self.offset + self.scale * actions[:, self.index]
         else:
             moved = ctrl[:, self.index].float() + self.scale * actions[:, self.index]
-            ctrl[:, self.index] = torch.maximum(torch.minimum(moved, self.ctrl_hi), self.ctrl_lo)
+            target = torch.maximum(torch.minimum(moved, self.ctrl_hi), self.ctrl_lo)
+        ctrl[:, self.index] = target.to(ctrl.dtype)  # float32 -> ctrl's float64 is exact
 
     def spec(self, env: Any) -> dict[str, Any]:
         scale = self.scale if isinstance(self.scale, float) else self.scale.tolist()
@@ -128,6 +130,7 @@ class BinaryGripperAction:
     def __init__(self, env: Any, joint: int, open: float | None = None,  # noqa: A002
                  closed: float | None = None):
         (self.col,) = policy_actuators(env, [joint], "binary_gripper_action")
+        dt = env.sim.ctrl.dtype
         lo, hi = env.model.actuator_ctrlrange[self.col]
         self.open = float(hi if open is None else open)
         self.closed = float(lo if closed is None else closed)
@@ -136,10 +139,11 @@ class BinaryGripperAction:
                               f"{self.open} and {self.closed} (give both where the actuator has no "
                               "ctrlrange)")
         self.cols = [self.col]
+        # the targets in ctrl's own dtype: 0.04 stays 0.04 in a float64 ctrl, as the runtime has it
+        self.targets = torch.tensor([self.closed, self.open], device=env.device, dtype=dt)
 
     def apply(self, env: Any, actions: torch.Tensor) -> None:
-        a = actions[:, self.col]
-        env.sim.ctrl[:, self.col] = torch.where(a > 0, self.open, self.closed).to(env.sim.ctrl.dtype)
+        env.sim.ctrl[:, self.col] = self.targets[(actions[:, self.col] > 0).long()]
 
     def spec(self, env: Any) -> dict[str, Any]:
         return {"cols": self.cols, "scale": 0.0, "binary": {"open": self.open, "closed": self.closed}}

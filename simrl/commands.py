@@ -8,12 +8,15 @@ a task's config:
       ee_pose: {func: pose_command, params: {site: attachment_site, x: [0.35, 0.65], ...}}
       old_one: null          # drops the task's own command of that name
 
-A task builds its own entries from its fields (`EnvBatch.task_commands`); the config's replace
-those of the same name. A command term is a small class: `func(env, **params)` builds its state
-(tensors of shape (N, ...)), `resample(env, mask)` draws new commands where bool `mask` (N,),
-`step(env)` runs after each physics step (a heading's steering), `fix(env, values)` pins every
-env's command (evaluation; resets still draw) and `deploy_facts(env)` says what `policy.json`
-needs to rehearse it. Params are bound once as other terms' are (simrl.terms: `site`, `body`...
+A task builds its own entries from its fields (`EnvBatch.task_commands`); a config entry of the
+same name is merged over the task's (its params over the task's params, where it keeps the
+func), so `commands: {base_velocity: {params: {lin_vel_x: [0, 1]}}}` changes one range.
+
+A command term is a small class: `func(env, **params)` builds its state (tensors of shape
+(N, ...)), `resample(env, mask)` draws new commands where bool `mask` (N,), `step(env)` runs
+after each physics step (a heading's steering), `fix(env, values)` pins every env's command
+(evaluation; resets still draw) and `deploy_facts(env)` says what `policy.json` needs to
+rehearse it. Params are bound once as other terms' are (simrl.terms: `site`, `body`...
 become ids). A term keeps no reference to the env (its state is checkpointed by walking it).
 
 Order within a step: physics, the task's `update`, then each command's clock resample and
@@ -124,9 +127,15 @@ class VelocityCommand:
             lo, hi = self.ranges[2]
             self.command[:, 2] = (self.heading_gain * err).clamp(lo, hi) * self.moving
 
+    tracked = True  # evaluation pins it and reports how well it is tracked
+
     def fix(self, env: Any, values: Any) -> None:
-        """Every env's command set to `values` (vx, vy, yaw rate); heading mode off."""
-        self.command[:] = torch.as_tensor(values, device=env.device, dtype=torch.float32)
+        """Every env's command set to `values` (vx[, vy[, yaw rate]]; missing ones 0); heading
+        mode off."""
+        v = torch.as_tensor(values, dtype=torch.float64).reshape(-1).tolist()
+        if not 1 <= len(v) <= 3:
+            raise ConfigError(f"velocity_command: a command is [vx, vy, yaw_rate] (missing ones 0), got {v}")
+        self.command[:] = torch.tensor(v + [0.0] * (3 - len(v)), device=env.device)
         self.heading_mode = False
 
     def deploy_facts(self, env: Any) -> dict[str, Any]:
@@ -147,8 +156,10 @@ class PoseCommand:
                             for k, v in (("roll", roll), ("pitch", pitch), ("yaw", yaw))]
         self.reading = str(reading)
         base = int(env.root_body)
-        data = mujoco.MjData(m)  # the site's orientation in the default pose, in the base frame
-        mujoco.mj_resetDataKeyframe(m, data, 0) if m.nkey else mujoco.mj_resetData(m, data)
+        data = mujoco.MjData(m)  # the site's orientation in the task's start pose, in the base frame
+        key = getattr(env.cfg, "keyframe", None)
+        if m.nkey:
+            mujoco.mj_resetDataKeyframe(m, data, m.key(key).id if key else 0)
         mujoco.mj_kinematics(m, data)
         q_site = torch.zeros(4, dtype=torch.float64)
         mujoco.mju_mat2Quat(q_site.numpy(), data.site_xmat[site])
@@ -159,7 +170,7 @@ class PoseCommand:
 
     @property
     def command(self) -> torch.Tensor:
-        """(N, 7): position, then the quaternion (wxyz)."""
+        """(N, 7): position, then the quaternion (wxyz); a copy (pos_b and quat_b are the state)."""
         return torch.cat([self.pos_b, self.quat_b], dim=1)
 
     def resample(self, env: Any, mask: torch.Tensor) -> None:
@@ -209,7 +220,10 @@ class PositionCommand:
 
     def fix(self, env: Any, values: Any) -> None:
         """Every env's target set to `values` ([x, y, z] m, base frame)."""
-        self.pos_b[:] = torch.as_tensor(values, device=env.device, dtype=torch.float32)
+        v = torch.as_tensor(values, device=env.device, dtype=torch.float32).reshape(-1)
+        if v.numel() != 3:
+            raise ConfigError(f"position_command: a target is [x, y, z], got {v.numel()} values")
+        self.pos_b[:] = v
 
     def deploy_facts(self, env: Any) -> dict[str, Any]:
         return {"target": {"reading": self.reading, "frame_body": env.model.body(int(env.root_body)).name,

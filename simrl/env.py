@@ -115,6 +115,23 @@ class EnvCfg:
     actions: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
+def merge_entries(task: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
+    """A task's term entries with the config's merged over them: a new name is added, `null`
+    drops one, and an entry for a task's name replaces its keys, its params merged over the
+    task's where it keeps the func."""
+    out = dict(task)
+    for name, entry in config.items():
+        own = task.get(name)
+        if entry is None or not isinstance(entry, Mapping) or not isinstance(own, Mapping):
+            out[name] = entry
+            continue
+        merged = {**own, **entry}
+        if merged.get("func") == own.get("func"):
+            merged["params"] = {**(own.get("params") or {}), **(entry.get("params") or {})}
+        out[name] = merged
+    return out
+
+
 def cfg_from_dict(cls: type, values: dict[str, Any] | None) -> Any:
     """Build config dataclass `cls` from a (Hydra) dict; unknown keys list the valid ones."""
     values = dict(values or {})
@@ -297,7 +314,8 @@ class EnvBatch(gym.vector.VectorEnv):
         # commands: each term with its clock (control steps between draws; 0: only at resets)
         self.command_terms: dict[str, Any] = {}
         self._command_clock: dict[str, int] = {}
-        for c in command_entries({**self.task_commands(), **self.cfg.commands}):  # names: check_terms
+        entries = merge_entries(self.task_commands(), self.cfg.commands)
+        for c in command_entries(entries):  # names: check_terms
             make = bind(self, self.COMMAND_TERMS[c.func], c.params, f"command '{c.name}'")
             self.command_terms[c.name] = make(self)
             self._command_clock[c.name] = 0 if c.resample_s is None else max(1, round(c.resample_s / self.dt))
@@ -433,18 +451,22 @@ class EnvBatch(gym.vector.VectorEnv):
         return self._command_term(name).command
 
     def fix_command(self, values: Any, name: str | None = None) -> None:
-        """Pin every env's command `name` (None: the env's only command) to `values` and stop
-        its clock (evaluation); a reset still draws a new one for the env it resets."""
+        """Pin every env's command `name` (None: the env's only command, or its only tracked
+        one: a velocity) to `values` and stop its clock (evaluation); a reset still draws a new
+        one for the env it resets."""
         term = self._command_term(name)
         term.fix(self, values)
         self._command_clock[next(k for k, t in self.command_terms.items() if t is term)] = 0
 
     def _command_term(self, name: str | None) -> Any:
         if name is None:
-            if len(self.command_terms) != 1:
+            terms = list(self.command_terms.values())
+            if len(terms) != 1:
+                terms = [t for t in terms if getattr(t, "tracked", False)]
+            if len(terms) != 1:
                 raise ConfigError(f"task '{self.task_name}' has {len(self.command_terms)} commands "
                                   f"{sorted(self.command_terms)}: name one")
-            return next(iter(self.command_terms.values()))
+            return terms[0]
         if name not in self.command_terms:
             raise UnknownNameError(f"no command '{name}' in task '{self.task_name}'; valid: "
                                    f"{sorted(self.command_terms)}")
@@ -730,7 +752,7 @@ class EnvBatch(gym.vector.VectorEnv):
     _NOT_STATE: ClassVar[frozenset[str]] = frozenset({
         "sim", "model", "cfg", "obs_layout", "_event_fns", "_terminations", "_termination_fns",
         "_termination_facts", "_terminal_cols", "_time_out_cols", "_term_hits", "_mirror_maps",
-        "robot_mirror", "_command_clock"})
+        "robot_mirror"})
 
     def config_key(self) -> str:
         """What an env state depends on besides itself: the task config, world count, backend."""
@@ -785,9 +807,10 @@ class EnvBatch(gym.vector.VectorEnv):
             if a.func not in cls.ACTION_TERMS:
                 raise UnknownNameError(f"action '{a.name}': unknown func '{a.func}' for task '{task}'; "
                                        f"valid: {sorted(cls.ACTION_TERMS)}")
-        for c in command_entries(cfg.commands):
-            if c.func not in cls.COMMAND_TERMS:
-                raise UnknownNameError(f"command '{c.name}': unknown func '{c.func}' for task '{task}'; "
+        for name, c in cfg.commands.items():  # an entry without func merges into the task's own
+            func = c.get("func") if isinstance(c, Mapping) else None
+            if func is not None and func not in cls.COMMAND_TERMS:
+                raise UnknownNameError(f"command '{name}': unknown func '{func}' for task '{task}'; "
                                        f"valid: {sorted(cls.COMMAND_TERMS)}")
         for group, terms in cfg.observations.items():
             names = [t.name for t in terms]

@@ -51,6 +51,20 @@ def test_an_arm_with_a_binary_gripper_drives_each_actuator_as_its_term_says():
         np.testing.assert_allclose(got, env.sim.ctrl[row, :na].numpy(), rtol=0, atol=1e-6)
 
 
+def test_terms_over_joints_that_are_not_adjacent_index_with_a_device_tensor():
+    actions = {"joint_pos": {"func": "joint_position_action",
+                             "params": {"joints": ".*_hip_joint", "scale": 0.1}},
+               "legs": {"func": "joint_position_action", "params": {"joints": ".*_(thigh|calf)_joint"}}}
+    env = simrl.make("quadruped", 2, device="cpu", seed=0, cfg={"action_delay": [0, 0], "actions": actions})
+    hips = env.action_terms["joint_pos"]
+    assert hips.cols == [0, 3, 6, 9] and isinstance(hips.index, torch.Tensor)
+    env.apply_actions(torch.ones(2, 12))
+    scale = torch.full((12,), env.action_scale)
+    scale[[0, 3, 6, 9]] = 0.1
+    torch.testing.assert_close(env.sim.ctrl[:, :12].float(), (env.default_joint_pos + scale).expand(2, -1))
+    assert env.action_spec()["scale"] == pytest.approx(scale.tolist())
+
+
 def test_delta_mode_moves_the_targets_and_clamps_them_to_the_control_range():
     env = simrl.make("reach", 2, device="cpu", seed=0, cfg={"action_mode": "delta"})
     na = env.num_actions

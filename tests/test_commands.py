@@ -40,11 +40,33 @@ def test_fix_command_pins_every_env_and_stops_the_clock():
     assert torch.allclose(env.commands, torch.tensor([0.5, 0.0, 0.0]))
 
 
-def test_a_config_entry_replaces_the_tasks_command():
-    entry = {"func": "velocity_command", "params": {"lin_vel_x": [0.3, 0.3], "standing_share": 0.0}}
-    env = _quad(8, commands={"base_velocity": entry})
-    assert torch.allclose(env.commands, torch.tensor([0.3, 0.0, 0.0]))  # no clock: only at resets
+def test_a_config_entry_is_merged_over_the_tasks_command():
+    still = {"lin_vel_y": [0.0, 0.0], "yaw_rate": [0.0, 0.0], "standing_share": 0.0}
+    env = _quad(8, commands={"base_velocity": {"params": {"lin_vel_x": [0.3, 0.3], **still}}})
+    assert torch.allclose(env.commands, torch.tensor([0.3, 0.0, 0.0]))
+    assert env._command_clock["base_velocity"] == round(env.cfg.resample_s / env.dt)  # the task's
     assert env.deploy_spec()["tracks_commands"] is True
+    env = _quad(8, commands={"base_velocity": {"params": {"lin_vel_x": [0.3, 0.3]}}})
+    assert torch.allclose(env.commands[:, 0].abs().max(), torch.tensor(0.3))
+    assert (env.commands[:, 1:] != 0).any()  # the task's lateral and yaw ranges stay
+
+
+def test_fix_command_fills_missing_components_with_zero_and_refuses_too_many():
+    env = _quad(4)
+    env.fix_command([0.5])
+    assert torch.equal(env.commands, torch.tensor([[0.5, 0.0, 0.0]] * 4))
+    with pytest.raises(ConfigError, match=r"\[vx, vy, yaw_rate\]"):
+        env.fix_command([0.5, 0.0, 0.0, 1.0])
+
+
+def test_a_pinned_command_stays_pinned_through_a_checkpoint():
+    env = _quad(4, resample_s=0.02)
+    env.fix_command([0.6, 0.0, 0.0])
+    fresh = _quad(4, resample_s=0.02)
+    fresh.load_state_dict(env.state_dict())
+    fresh.step(torch.zeros(4, fresh.num_actions))
+    live = ~fresh.reset_buf
+    assert torch.allclose(fresh.commands[live], torch.tensor([0.6, 0.0, 0.0]))
 
 
 def test_the_command_curriculum_scales_the_draws_through_the_commands_level():
@@ -78,7 +100,8 @@ def test_a_checkpoint_holds_the_commands_and_one_saved_before_the_command_terms_
 
 def test_heading_mode_steers_the_yaw_rate_towards_the_drawn_heading():
     entry = {"func": "velocity_command", "resample_s": 10.0,
-             "params": {"lin_vel_x": [0.5, 0.5], "yaw_rate": [-1.0, 1.0], "heading": True}}
+             "params": {"lin_vel_x": [0.5, 0.5], "yaw_rate": [-1.0, 1.0], "heading": True,
+                        "standing_share": 0.0}}
     env = _quad(8, commands={"base_velocity": entry})
     assert env.heading_mode
     env.step(torch.zeros(8, env.num_actions))
@@ -115,7 +138,7 @@ def test_the_arms_targets_are_command_terms_and_their_deploy_facts_say_how_they_
      "min <= max"),
     ({"base_velocity": {"func": "velocity_command", "params": {"lin_vel_x": [0, 1], "speed": 1}}},
      ConfigError, "unknown params ['speed']"),
-    ({"base_velocity": {"params": {}}}, ConfigError, "func (required)"),
+    ({"extra": {"params": {}}}, ConfigError, "func (required)"),  # a new name needs its func
 ])
 def test_bad_command_entries_end_in_one_line(entry, error, words):
     with pytest.raises(error, match=None) as e:

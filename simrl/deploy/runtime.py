@@ -207,7 +207,8 @@ def joint_targets(action_meta: dict[str, Any], action: np.ndarray, base: np.ndar
     """Actuator targets for a (clipped) action, as policy.json's `action` section says: `base +
     scale x action` (base: the offsets, or the last targets in delta mode), binary columns (a
     gripper) at `open` where the action is > 0 else `closed`, clamped to the control ranges."""
-    scale = action_meta["scale"]  # one number (a Python float: the product stays the action's dtype)
+    scale = action_meta["scale"]  # one number (a Python float: the product in the action's dtype, as
+    # the env's); a list per actuator multiplies in float64 (the env in float32: < 1e-7 apart)
     scale = float(scale) if isinstance(scale, (int, float)) else np.asarray(scale, dtype=np.float64)
     targets = base + scale * action
     for b in action_meta.get("binary", []):

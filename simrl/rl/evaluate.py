@@ -17,7 +17,7 @@ from simrl.env import EnvBatch
 def evaluate(
     env: EnvBatch,
     policy: Callable[[dict[str, torch.Tensor]], torch.Tensor],
-    command: tuple[float, float, float] | None = None,
+    command: tuple[float, ...] | None = None,
     settle_s: float = 1.0,
     progress: bool = False,
 ) -> dict[str, float]:
