@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -33,7 +34,6 @@ from simrl.errors import ConfigError
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
 from simrl.robot import Scene, assemble
 from simrl.terminations import deploy_facts
-from simrl.terms import reward_terms
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
 
@@ -543,8 +543,6 @@ class LocomotionEnv(EnvBatch):
             means = torch.cat([self.levels.float().mean()[None], sums / counts]).tolist()
             log["Curriculum/terrain_level"] = means[0]
             log.update({f"Curriculum/level_{kind}": v for kind, v in zip(types, means[1:], strict=True)})
-        if self.cfg.command_curriculum is not None:
-            log["Curriculum/command_level"] = float(self.command_level)
         return log
 
     def deploy_spec(self) -> dict:
@@ -578,7 +576,6 @@ class LocomotionEnv(EnvBatch):
                               f"retype it (commands: {sorted(self.command_terms)})")
         self.commands, self.heading, self.moving = vel.command, vel.heading, vel.moving
         self.command_level = vel.level  # scales every draw: the command curriculum's level
-        self._setup_command_curriculum()
 
     @property
     def heading_mode(self) -> bool:
@@ -589,48 +586,16 @@ class LocomotionEnv(EnvBatch):
     def heading_mode(self, on: bool) -> None:  # a checkpoint saved before the command terms sets it
         self.command_terms["base_velocity"].heading_mode = bool(on)
 
-    def _command_curriculum(self) -> tuple[float, float, float]:
-        """(start, step, threshold) of `command_curriculum`, defaults filled in."""
-        cc = self.cfg.command_curriculum
-        return cc.get("start", 0.3), cc.get("step", 0.1), cc.get("threshold", 0.8)
-
-    def _setup_command_curriculum(self) -> None:
+    def task_curriculum(self) -> dict[str, dict[str, Any]]:
+        """`command_curriculum` ({start, step, threshold}) as the command_level term on
+        base_velocity, raised when track_lin_vel is earned (simrl.curriculum)."""
         cc = self.cfg.command_curriculum
         if cc is None:
-            return
-        unknown = sorted(set(cc) - {"start", "step", "threshold"})
-        start, step, threshold = self._command_curriculum()
-        if unknown or not (0 < start <= 1 and 0 < step <= 1 and 0 < threshold <= 1):
+            return {}
+        if not isinstance(cc, Mapping) or set(cc) - {"start", "step", "threshold"}:
             raise ConfigError(f"command_curriculum takes start, step and threshold, each in (0, 1] (e.g. "
-                              f"{{start: 0.3, step: 0.1, threshold: 0.8}}), got {dict(cc)}")
-        if "track_lin_vel" not in self.cfg.rewards:
-            raise ConfigError("command_curriculum raises the commands when track_lin_vel is earned, but the "
-                              "task's rewards have no track_lin_vel term")
-        self.command_level.fill_(start)
-        self.curriculum_sum = torch.zeros((), device=self.device)  # over the current window
-        self.curriculum_count = torch.zeros((), device=self.device)
-        self.curriculum_steps = 0  # control steps into the window (a host counter: no sync)
-
-    def end_episodes(self, done: torch.Tensor) -> None:
-        """Command curriculum: each window of one episode length, the mean per-second
-        track_lin_vel of the episodes that ended decides whether the level rises."""
-        if self.cfg.command_curriculum is None:
-            return
-        ended = done.float()
-        self.curriculum_sum = self.curriculum_sum + (self.episode_sums["track_lin_vel"] * ended).sum()
-        self.curriculum_count = self.curriculum_count + ended.sum()
-        self.curriculum_steps += 1
-        if self.curriculum_steps < self.max_episode_length:
-            return
-        _, step, threshold = self._command_curriculum()
-        # the best per second: exp(0) = 1 times the term's weight
-        best = next(t.weight for t in reward_terms(self.cfg.rewards) if t.name == "track_lin_vel")
-        per_s = self.curriculum_sum / self.curriculum_count.clamp(min=1) / self.cfg.episode_length_s
-        good = (self.curriculum_count > 0) & (per_s >= threshold * best)
-        raised = (self.command_level + step).clamp(max=1.0)
-        self.command_level.copy_(torch.where(good, raised, self.command_level))
-        self.curriculum_sum, self.curriculum_count = torch.zeros_like(per_s), torch.zeros_like(per_s)
-        self.curriculum_steps = 0
+                              f"{{start: 0.3, step: 0.1, threshold: 0.8}}), got {cc!r}")
+        return {"command_level": {"func": "command_level", "params": {"command": "base_velocity", **cc}}}
 
     @functools.cached_property
     def robot_mirror(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

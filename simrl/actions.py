@@ -19,35 +19,20 @@ columns with their open and closed targets.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
 
 from simrl.errors import ConfigError
+from simrl.terms import func_entries
 
 MODES = ("absolute", "delta")
 
 
-class ActionEntry(NamedTuple):
-    """One entry of a task config's `actions`."""
-
-    name: str
-    func: str
-    params: dict[str, Any]
-
-
-def action_entries(entries: Mapping[str, Any] | None) -> list[ActionEntry]:
-    """The config's `actions` (name -> {func, params}; null: none), validated."""
-    out = []
-    for name, entry in (entries or {}).items():
-        if entry is None:
-            continue
-        if not isinstance(entry, Mapping) or "func" not in entry or set(entry) - {"func", "params"}:
-            raise ConfigError(f"action '{name}': an entry is {{func (required), params}} (or null to drop "
-                              f"the task's own), got {entry!r}")
-        out.append(ActionEntry(str(name), str(entry["func"]), dict(entry.get("params") or {})))
-    return out
+def action_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:
+    """The config's `actions` (name -> {func, params}; null: none) as (name, func, params)."""
+    return func_entries(entries, "action")
 
 
 def policy_actuators(env: Any, joints: torch.Tensor | list[int] | None, where: str) -> list[int]:

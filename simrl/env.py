@@ -47,6 +47,7 @@ from tensordict import TensorDict
 
 from simrl.actions import ACTION_TERMS, action_entries, check_cover
 from simrl.commands import COMMAND_TERMS, command_entries
+from simrl.curriculum import CURRICULUM_TERMS, curriculum_entries
 from simrl.errors import ConfigError, UnknownNameError
 from simrl.events import EVENT_TERMS, MODES, event_terms
 from simrl.paths import ASSETS
@@ -113,6 +114,9 @@ class EnvCfg:
     # name -> {func, params} (null: drop the task's own): how action columns drive the policy's
     # actuators (simrl.actions); none: the task's one joint_position_action over all of them
     actions: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    # name -> {func, params} (null: drop the task's own): what raises the difficulty as the
+    # policy earns it (simrl.curriculum), merged over the task's own entries
+    curriculum: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
 def merge_entries(task: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
@@ -167,6 +171,7 @@ class EnvBatch(gym.vector.VectorEnv):
     TERMINATION_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = dict(TERMINATION_TERMS)
     COMMAND_TERMS: ClassVar[dict[str, type]] = dict(COMMAND_TERMS)  # simrl.commands
     ACTION_TERMS: ClassVar[dict[str, type]] = dict(ACTION_TERMS)  # simrl.actions
+    CURRICULUM_TERMS: ClassVar[dict[str, type]] = dict(CURRICULUM_TERMS)  # simrl.curriculum
     TRACKING_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     # observation term -> f(env) -> the mirror image of one frame of it, (perm, sign) (simrl.mirror):
     # symmetry augmentation needs one for every observed term, and the task's action_mirror
@@ -320,10 +325,14 @@ class EnvBatch(gym.vector.VectorEnv):
             self.command_terms[c.name] = make(self)
             self._command_clock[c.name] = 0 if c.resample_s is None else max(1, round(c.resample_s / self.dt))
         self.action_terms: dict[str, Any] = {}
-        for a in action_entries({**self.task_actions(), **self.cfg.actions}):  # names: check_terms
-            make = bind(self, self.ACTION_TERMS[a.func], a.params, f"action '{a.name}'")
-            self.action_terms[a.name] = make(self)
+        for name, func, params in action_entries({**self.task_actions(), **self.cfg.actions}):
+            self.action_terms[name] = bind(self, self.ACTION_TERMS[func], params, f"action '{name}'")(self)
         check_cover(self, self.action_terms)
+        self.curriculum_terms: dict[str, Any] = {}  # after the commands: a level scales one
+        curricula = merge_entries(self.task_curriculum(), self.cfg.curriculum)
+        for name, func, params in curriculum_entries(curricula):
+            make = bind(self, self.CURRICULUM_TERMS[func], params, f"curriculum '{name}'")
+            self.curriculum_terms[name] = make(self)
         self.link_terms()
 
     # --- task hooks ---------------------------------------------------------------------------
@@ -442,6 +451,11 @@ class EnvBatch(gym.vector.VectorEnv):
         ranges); the config's `commands` replace those of the same name."""
         return {}
 
+    def task_curriculum(self) -> dict[str, dict[str, Any]]:
+        """The task's own curriculum entries, built from its fields (a velocity task's
+        command_curriculum); the config's `curriculum` entries are merged over them."""
+        return {}
+
     def link_terms(self) -> None:
         """Keep references into the bound terms as task attributes (a command's tensors), once,
         after the terms are bound and before the first reset."""
@@ -528,6 +542,8 @@ class EnvBatch(gym.vector.VectorEnv):
 
         done = self.terminated_buf | self.time_out_buf
         self.end_episodes(done)
+        for term in self.curriculum_terms.values():
+            term.update(self, done)
         self._accumulate_log(done, unstable)
         infos: dict[str, Any] = {}
         if self.record_metrics:  # every env's metrics now, before resets (evaluation keeps the
@@ -592,6 +608,8 @@ class EnvBatch(gym.vector.VectorEnv):
             log["Episode/terminated"] = term / count
         if count or unstable:
             log["sim/unstable_resets"] = unstable
+        for term in self.curriculum_terms.values():
+            log.update({k: float(v) for k, v in term.log(self).items()})
         return log
 
     @property
@@ -803,15 +821,17 @@ class EnvBatch(gym.vector.VectorEnv):
             if t.func not in cls.TERMINATION_TERMS:
                 raise UnknownNameError(f"termination '{t.name}': unknown func '{t.func}' for task "
                                        f"'{task}'; valid: {sorted(cls.TERMINATION_TERMS)}")
-        for a in action_entries(cfg.actions):
-            if a.func not in cls.ACTION_TERMS:
-                raise UnknownNameError(f"action '{a.name}': unknown func '{a.func}' for task '{task}'; "
+        for name, func, _ in action_entries(cfg.actions):
+            if func not in cls.ACTION_TERMS:
+                raise UnknownNameError(f"action '{name}': unknown func '{func}' for task '{task}'; "
                                        f"valid: {sorted(cls.ACTION_TERMS)}")
-        for name, c in cfg.commands.items():  # an entry without func merges into the task's own
-            func = c.get("func") if isinstance(c, Mapping) else None
-            if func is not None and func not in cls.COMMAND_TERMS:
-                raise UnknownNameError(f"command '{name}': unknown func '{func}' for task '{task}'; "
-                                       f"valid: {sorted(cls.COMMAND_TERMS)}")
+        for what, entries, table in (("command", cfg.commands, cls.COMMAND_TERMS),
+                                     ("curriculum", cfg.curriculum, cls.CURRICULUM_TERMS)):
+            for name, c in entries.items():  # an entry without func merges into the task's own
+                func = c.get("func") if isinstance(c, Mapping) else None
+                if func is not None and func not in table:
+                    raise UnknownNameError(f"{what} '{name}': unknown func '{func}' for task '{task}'; "
+                                           f"valid: {sorted(table)}")
         for group, terms in cfg.observations.items():
             names = [t.name for t in terms]
             twice = sorted({n for n in names if names.count(n) > 1})

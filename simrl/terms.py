@@ -65,6 +65,19 @@ def reward_terms(rewards: Mapping[str, Any]) -> list[RewardTerm]:
     return out
 
 
+def func_entries(entries: Mapping[str, Any] | None, what: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """A config's `{name: {func, params}}` entries (null: none) as (name, func, params), validated."""
+    out = []
+    for name, entry in (entries or {}).items():
+        if entry is None:
+            continue
+        if not isinstance(entry, Mapping) or "func" not in entry or set(entry) - {"func", "params"}:
+            raise ConfigError(f"{what} '{name}': an entry is {{func (required), params}} (or null to drop "
+                              f"the task's own), got {entry!r}")
+        out.append((str(name), str(entry["func"]), dict(entry.get("params") or {})))
+    return out
+
+
 def names_of(model: mujoco.MjModel, objtype: mujoco.mjtObj) -> list[str]:
     """Every name of one kind of model object, in id order."""
     return [mujoco.mj_id2name(model, objtype, i) or "" for i in range(getattr(model, _COUNT[objtype]))]
