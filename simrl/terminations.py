@@ -21,6 +21,7 @@ neither needs to know the task.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -80,12 +81,19 @@ def merge_facts(into: dict[str, Any], facts: Mapping[str, Any]) -> dict[str, Any
 
 
 # --- terms ------------------------------------------------------------------------------------
+_QPOSADR: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> {joint: qpos address}
+
+
 def _qpos_adr(env: Any, joint: int) -> int:
-    m = env.model
-    if int(m.jnt_type[joint]) not in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
-        raise ConfigError(f"joint_pos_out_of_range: joint '{m.joint(joint).name}' is not a hinge or a "
-                          "slide (one qpos): name a 1-dof joint")
-    return int(m.jnt_qposadr[joint])
+    """The 1-dof `joint`'s qpos address, checked and looked up once per env and joint."""
+    known = _QPOSADR.setdefault(env, {})
+    if joint not in known:
+        m = env.model
+        if int(m.jnt_type[joint]) not in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
+            raise ConfigError(f"joint_pos_out_of_range: joint '{m.joint(joint).name}' is not a hinge or a "
+                              "slide (one qpos): name a 1-dof joint")
+        known[joint] = int(m.jnt_qposadr[joint])
+    return known[joint]
 
 
 @deploy_facts(lambda env, joint, limit: {"max_abs_qpos": {str(_qpos_adr(env, joint)): float(limit)}})
