@@ -20,6 +20,7 @@ An episode succeeds where the end-effector has stayed within `success_pos` (m) a
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -401,7 +402,13 @@ def _lift_rewards() -> dict[str, Any]:
 @dataclass
 class LiftCfg(EnvCfg):
     task_name: ClassVar[str] = "lift"
+    # fields added after runs were saved, with the values those runs were trained with
+    since: ClassVar[dict[str, Any]] = {"gripper": None}
     robot: Any = "franka_panda_hand"  # an arm with a gripper among its joints
+    # the gripper's joint: one binary action column (open where the action is > 0, else closed;
+    # Isaac Lab's lift recipe), the arm's joints targets as in reach; None: the gripper's joint
+    # takes a target like the arm's (default pose + scale x action)
+    gripper: str | None = "finger_joint1"
     objects: dict = field(default_factory=lambda: {CUBE: {"size": [0.02, 0.02, 0.02], "mass": 0.05,
                                                           "pos": [0.5, 0.0, 0.0]}})
     keyframe: str | None = "home"
@@ -442,6 +449,20 @@ class LiftEnv(ArmEnv):
         self.obj_rest_z = float(ids.rest_pos[2])
         self.grasped = torch.zeros(n, device=dev, dtype=torch.bool)  # lifted at some point
         self.dropped = torch.zeros(n, device=dev, dtype=torch.bool)  # back down after that
+
+    def task_actions(self) -> dict[str, dict[str, Any]]:
+        """The arm's joint targets (`joint_pos`) and, where `gripper` names a joint, the binary
+        gripper on it (`gripper`)."""
+        cfg = self.cfg
+        if cfg.gripper is None:
+            return super().task_actions()
+        if cfg.gripper not in self.robot.joints:
+            raise ConfigError(f"gripper '{cfg.gripper}' is not one of the robot's policy joints "
+                              f"{list(self.robot.joints)}: name one, or gripper: null")
+        arm = [re.escape(j) for j in self.robot.joints if j != cfg.gripper]
+        return {"joint_pos": {"func": "joint_position_action",
+                              "params": {"joints": arm, "mode": cfg.action_mode}},
+                "gripper": {"func": "binary_gripper_action", "params": {"joint": re.escape(cfg.gripper)}}}
 
     def task_commands(self) -> dict[str, dict[str, Any]]:
         """Where to carry the object (`object_target`), drawn at each reset from the target_* fields."""

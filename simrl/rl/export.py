@@ -27,6 +27,7 @@ from simrl.errors import UserError
 
 FORMATS = ("onnx", "tensorrt")
 PARITY_ATOL = 1e-5
+PARITY_RTOL = 1e-5  # of each action's size: float32 rounding grows with it (a gripper's action of 10)
 
 
 
@@ -177,11 +178,17 @@ def export_onnx(
         want = module(torch.from_numpy(obs)).numpy()
     session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     got = session.run(["actions"], {"obs": obs})[0]
-    err = float(np.abs(got - want).max())
-    if not np.isfinite(err) or err > PARITY_ATOL:
+    diff = np.abs(got - want)
+    err = float(diff.max())
+    bound = PARITY_ATOL + PARITY_RTOL * np.abs(want)
+    if not np.isfinite(err) or (diff > bound).any():
+        worst = np.unravel_index(int(np.argmax(diff - bound)), diff.shape)
+        onnx_path.unlink(missing_ok=True)  # a policy that failed its check is not left to be used
+        (out_dir / "policy.json").unlink(missing_ok=True)
         raise ExportError(
             f"onnxruntime disagrees with the torch policy on {len(obs)} recorded observations: "
-            f"max |diff| = {err:.3g} > {PARITY_ATOL}. The export at {onnx_path} is not usable."
+            f"|diff| {float(diff[worst]):.3g} on an action of {float(want[worst]):.3g} (allowed: "
+            f"{PARITY_ATOL} + {PARITY_RTOL} x |action|); the export was removed from {out_dir}"
         )
     return {"onnx": str(onnx_path), "json": str(out_dir / "policy.json"),
             "num_checked": len(obs), "max_abs_diff": err}

@@ -52,6 +52,21 @@ def test_export_parity_is_checked_and_reported(quad_export):
     assert report["num_checked"] >= 1000 and report["max_abs_diff"] <= 1e-5
 
 
+def test_an_export_that_fails_its_parity_check_is_removed(quad_export, tmp_path, monkeypatch):
+    run_dir, _ = quad_export
+    real = ort.InferenceSession
+
+    class Off(real):  # an onnxruntime that computes each action 1e-3 off
+        def run(self, names, feeds):
+            return [y + 1e-3 for y in super().run(names, feeds)]
+
+    monkeypatch.setattr(ort, "InferenceSession", Off)
+    out = tmp_path / "bad_export"
+    with pytest.raises(ExportError, match=r"disagrees with the torch policy.*the export was removed"):
+        export(_compose("export", f"checkpoint={run_dir}", "num_envs=16", f"out_dir={out}"))
+    assert not (out / "policy.onnx").exists() and not (out / "policy.json").exists()
+
+
 def test_bad_export_input(quad_export, tmp_path):
     run_dir, report = quad_export
     with pytest.raises(ValueError, match="unknown export format 'tflite'; valid: onnx, tensorrt"):
