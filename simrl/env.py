@@ -59,15 +59,21 @@ from simrl.terms import RewardTerm, bind, reward_terms
 
 @dataclass
 class ObsTerm:
-    """One observation term: `fn(env)` scaled, noised (uniform ±noise, after scaling), clipped;
-    with `history` H > 1 the last H frames are stacked, oldest first (refilled with the first
-    frame of each episode)."""
+    """One observation term: `fn(env)` scaled, noised (uniform ±noise, after scaling), clipped
+    to ±`clip` (None: only the group's `obs_clip`); with `delay` D > 0 the frame of D control
+    steps ago (a sensor's lag); with `history` H > 1 the last H frames (of those delayed ones)
+    are stacked, oldest first. A fresh episode starts with its first frame in every slot."""
 
     name: str
     scale: float | list[float] = 1.0  # one factor, or one per column of the term
     noise: float = 0.0
     history: int = 1
     params: dict[str, Any] = field(default_factory=dict)  # keyword arguments of the term
+    clip: float | None = None
+    delay: int = 0  # control steps
+
+
+OBS_TERM_DEFAULTS = {"clip": None, "delay": 0}  # fields added since runs were saved: their values then
 
 
 class ObsSlot(NamedTuple):
@@ -80,6 +86,8 @@ class ObsSlot(NamedTuple):
     history: int
     width: int
     params: Mapping[str, Any] = MappingProxyType({})  # the term's keyword arguments (export reads them)
+    clip: float | None = None
+    delay: int = 0
 
 
 @dataclass
@@ -264,11 +272,12 @@ class EnvBatch(gym.vector.VectorEnv):
                 scale = t.scale if isinstance(t.scale, (int, float)) else list(t.scale)
                 if isinstance(scale, list) and len(scale) != d:
                     raise ValueError(f"obs term '{t.name}' has {d} columns but {len(scale)} scales")
-                h = int(t.history)
+                h, lag = int(t.history), int(t.delay)
+                clip_t = None if t.clip is None else float(t.clip)
                 layout.append(ObsSlot(t.name, slice(start, start + d * h), scale, t.noise, h, d,
-                                      MappingProxyType(dict(t.params))))
-                if h > 1:
-                    self._history[(group, t.name)] = torch.zeros(n, h, d, **f32)
+                                      MappingProxyType(dict(t.params)), clip_t, lag))
+                if h + lag > 1:  # the last H + D frames; the first H of them are observed
+                    self._history[(group, t.name)] = torch.zeros(n, h + lag, d, **f32)
                 start += d * h
             self.obs_layout[group] = layout
             self._obs_buf[group] = torch.zeros(n, start, **f32)
@@ -656,7 +665,7 @@ class EnvBatch(gym.vector.VectorEnv):
             # silently record o_{t+1} as o_t
             buf = torch.empty_like(self._obs_buf[group])
             fresh[group] = buf
-            for name, sl, scale, noise, history, *_ in layout:
+            for name, sl, scale, noise, history, _, _, term_clip, delay in layout:
                 value = self._obs_fns[(group, name)](self)
                 if isinstance(scale, list):
                     value = value * self._scale_tensor(scale)
@@ -665,14 +674,16 @@ class EnvBatch(gym.vector.VectorEnv):
                 if noise and self.cfg.obs_noise:
                     u = torch.rand(value.shape, generator=self.gen, device=self.device)
                     value = value + (2 * u - 1) * noise
-                if history > 1:  # a fresh episode starts with its first frame H times
+                if term_clip is not None:
+                    value = value.clamp(-term_clip, term_clip)
+                if history + delay > 1:  # a fresh episode starts with its first frame in every slot
                     past = self._history[(group, name)]
                     frames = torch.cat([past[:, 1:], value[:, None]], dim=1)
                     first = value[:, None].expand_as(frames)
                     frames = torch.where(self.reset_buf[:, None, None], first, frames)
                     if commit:
                         self._history[(group, name)] = frames
-                    value = frames.reshape(self.num_envs, -1)
+                    value = frames[:, :history].reshape(self.num_envs, -1)
                 buf[:, sl] = value
             torch.nan_to_num_(buf, nan=0.0, posinf=clip, neginf=-clip).clamp_(-clip, clip)
         self._obs_buf = fresh
@@ -776,7 +787,13 @@ class EnvBatch(gym.vector.VectorEnv):
         """What an env state depends on besides itself: the task config, world count, backend."""
         import json
 
-        cfg = json.dumps(dataclasses.asdict(self.cfg), sort_keys=True, default=str)
+        fields = dataclasses.asdict(self.cfg)
+        for terms in fields.get("observations", {}).values():  # a term's new fields at their
+            for t in terms:  # old values are left out: states saved before them still load
+                for k, v in OBS_TERM_DEFAULTS.items():
+                    if isinstance(t, dict) and k in t and t[k] == v:
+                        del t[k]
+        cfg = json.dumps(fields, sort_keys=True, default=str)
         return f"{self.task_name}|{self.num_envs}|{self.sim.backend}|{cfg}"
 
     def state_dict(self) -> dict[str, Any]:
@@ -842,6 +859,13 @@ class EnvBatch(gym.vector.VectorEnv):
                 if isinstance(t.history, bool) or not isinstance(t.history, int) or t.history < 1:
                     raise ConfigError(f"observation term '{t.name}' in group '{group}': history "
                                       f"must be an int >= 1 (frames stacked), got {t.history!r}")
+                if isinstance(t.delay, bool) or not isinstance(t.delay, int) or t.delay < 0:
+                    raise ConfigError(f"observation term '{t.name}' in group '{group}': delay must be "
+                                      f"an int >= 0 (control steps), got {t.delay!r}")
+                if t.clip is not None and (isinstance(t.clip, bool) or not isinstance(t.clip, (int, float))
+                                           or not t.clip > 0):
+                    raise ConfigError(f"observation term '{t.name}' in group '{group}': clip must be a "
+                                      f"number > 0 (or null), got {t.clip!r}")
                 if t.name not in cls.OBS_TERMS:
                     raise UnknownNameError(
                         f"unknown observation term '{t.name}' in group '{group}' for task "

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+FORMAT_VERSION = 5  # the newest policy.json this runtime reads (simrl.rl.export writes it)
+
 
 def load_metadata(path: str | Path) -> dict[str, Any]:
     """The simrl metadata of an exported policy: from policy.json, or the ONNX metadata_props."""
@@ -189,14 +191,17 @@ def observation(
             raise ValueError(f"reading for '{term['name']}' has {value.shape[-1]} values, "
                              f"the policy expects {width}")
         value = value * np.asarray(term["scale"], dtype=np.float64)
-        if frames > 1:
+        if term.get("clip") is not None:  # the term's own clip, as in training
+            value = np.clip(value, -float(term["clip"]), float(term["clip"]))
+        keep = frames + int(term.get("delay", 0))  # a delay of D: the first H of the last H + D frames
+        if keep > 1:
             past = history.get(term["name"])
             if past is None:
-                stack = np.repeat(value[..., None, :], frames, axis=-2)
+                stack = np.repeat(value[..., None, :], keep, axis=-2)
             else:
                 stack = np.concatenate([past[..., 1:, :], value[..., None, :]], axis=-2)
             history[term["name"]] = stack
-            value = stack.reshape(*value.shape[:-1], frames * width)
+            value = stack[..., :frames, :].reshape(*value.shape[:-1], frames * width)
         parts.append(value)
     obs = np.concatenate(parts, axis=-1)
     clip = meta["obs_clip"]
@@ -242,6 +247,9 @@ class DeployPolicy:
         if not self.path.is_file():
             raise FileNotFoundError(f"no exported policy at '{self.path}'")
         self.meta = load_metadata(self.path)
+        if int(self.meta.get("format_version", 0)) > FORMAT_VERSION:
+            raise ValueError(f"policy.json format_version {self.meta['format_version']} is newer than this "
+                             f"runtime reads ({FORMAT_VERSION}): update simrl.deploy on the robot")
         check_onnx_hash(self.path, self.meta)
         for term in self.meta["obs_terms"]:  # every term readable, before anything runs
             term_read(self.meta, term)

@@ -249,10 +249,13 @@ def _write_run_json(run_dir: Path, start: int, iterations: int, rank: int) -> No
 
 
 def obs_layout(env) -> dict[str, list[dict[str, Any]]]:
-    """The observation layout as plain data (term, start, stop, scale, noise, history) per group."""
+    """The observation layout as plain data (term, start, stop, scale, noise, history; clip and
+    delay where set) per group."""
     return {
         g: [{"name": t.name, "start": t.slice.start, "stop": t.slice.stop, "scale": t.scale,
-             "noise": t.noise, "history": t.history} for t in layout]
+             "noise": t.noise, "history": t.history,
+             **({"clip": t.clip} if t.clip is not None else {}), **({"delay": t.delay} if t.delay else {})}
+            for t in layout]
         for g, layout in env.obs_layout.items()
     }
 
