@@ -78,9 +78,9 @@ def test_delta_mode_moves_the_targets_and_clamps_them_to_the_control_range():
 
 
 @pytest.mark.parametrize(("actions", "error", "words"), [
-    ({"joint_pos": {"func": "joint_position_action", "params": {"joints": "joint[1-7]"}}}, ConfigError,
-     "joints ['finger_joint1'] are in no action term"),
-    ({"gripper": {"func": "binary_gripper_action", "params": {"joint": "finger_joint1"}}}, ConfigError,
+    ({"joint_pos": {"func": "joint_position_action", "params": {"joints": "joint[1-7]"}}, "gripper": None},
+     ConfigError, "joints ['finger_joint1'] are in no action term"),
+    ({"joint_pos": {"func": "joint_position_action", "params": {}}}, ConfigError,  # and lift's gripper
      "both drive actuator"),
     ({"joint_pos": {"func": "torque_action"}}, UnknownNameError, "valid: ['binary_gripper_action'"),
     ({**ARM_AND_GRIPPER, "joint_pos": {"func": "joint_position_action",
@@ -101,6 +101,16 @@ def test_bad_action_entries_end_in_one_line(actions, error, words):
 def test_mixed_modes_are_refused():
     actions = {"joint_pos": {"func": "joint_position_action",
                              "params": {"joints": "joint[1-7]", "mode": "delta"}},
-               "finger": {"func": "joint_position_action", "params": {"joints": "finger_joint1"}}}
+               "finger": {"func": "joint_position_action", "params": {"joints": "finger_joint1"}},
+               "gripper": None}
     with pytest.raises(ConfigError, match=r"mix modes \['absolute', 'delta'\]"):
         simrl.make("lift", 2, device="cpu", seed=0, cfg={"actions": actions})
+
+
+def test_lift_drives_its_gripper_binary_by_default_and_like_the_arm_with_gripper_null():
+    env = simrl.make("lift", 2, device="cpu", seed=0)
+    assert list(env.action_terms) == ["joint_pos", "gripper"] and len(env.action_spec()["binary"]) == 1
+    old = simrl.make("lift", 2, device="cpu", seed=0, cfg={"gripper": None})
+    assert list(old.action_terms) == ["joint_pos"] and "binary" not in old.action_spec()
+    with pytest.raises(ConfigError, match="gripper 'hand' is not one of the robot's policy joints"):
+        simrl.make("lift", 2, device="cpu", seed=0, cfg={"gripper": "hand"})
