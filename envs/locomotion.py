@@ -34,6 +34,7 @@ from simrl.errors import ConfigError
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
 from simrl.robot import Scene, assemble
 from simrl.terminations import deploy_facts
+from simrl.terms import index_of
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
 
@@ -235,8 +236,8 @@ class LocomotionEnv(EnvBatch):
         mujoco.mju_quat2Mat(rot, sc.imu_quat)
         rot = rot.reshape(3, 3)
         self.imu_rot = None if np.allclose(rot, np.eye(3)) else torch.as_tensor(rot, **f32)
-        self.joint_qpos = _index(sc.joint_qpos, dev)  # a slice where contiguous (a view)
-        self.joint_dof = _index(sc.joint_dof, dev)
+        self.joint_qpos = index_of(sc.joint_qpos, dev)  # a slice where contiguous (a view)
+        self.joint_dof = index_of(sc.joint_dof, dev)
         jnt = [m.joint(j).id for j in sc.robot.joints]
         lo, hi = torch.as_tensor(m.jnt_range[jnt], **f32).T
         mid, half = (lo + hi) / 2, (hi - lo) / 2
@@ -272,7 +273,7 @@ class LocomotionEnv(EnvBatch):
         # per-episode contact friction and damping live on the robot's colliding geoms: the
         # ground's slide friction is ~0 (a contact takes the larger of the two) and its solmix 0
         # (a contact takes the robot geom's solref), so a terrain of many geoms costs nothing
-        self.touching = _index(np.flatnonzero(self.colliding & (m.geom_bodyid != 0)).tolist(), dev)
+        self.touching = index_of(np.flatnonzero(self.colliding & (m.geom_bodyid != 0)).tolist(), dev)
         self._randomize_model()
         # the ground: a plane, or a terrain grid with a curriculum of levels
         self.field = HeightField(sc.terrain, dev)
@@ -653,14 +654,6 @@ def _check_legged(scene: Scene, task: str) -> None:
         raise ConfigError(f"task '{task}' needs a legged robot, but robot '{r.name}' lacks "
                           f"{'; '.join(lacks)}: pick a legged robot (robot=quadruped, unitree_go1, "
                           "unitree_g1) or a task for this one (an arm: task=reach)")
-
-
-def _index(ids, device) -> slice | torch.Tensor:
-    """A slice for contiguous ascending ids (indexing makes a view), else a device tensor."""
-    ids = [int(i) for i in ids]
-    if ids and ids == list(range(ids[0], ids[0] + len(ids))):
-        return slice(ids[0], ids[0] + len(ids))
-    return torch.as_tensor(ids, device=device, dtype=torch.long)
 
 
 # --- observation terms: f(env) -> (N, d) -------------------------------------------------------

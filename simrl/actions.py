@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from simrl.errors import ConfigError
-from simrl.terms import func_entries
+from simrl.terms import func_entries, index_of
 
 MODES = ("absolute", "delta")
 
@@ -57,14 +57,6 @@ def _ctrl_range(env: Any, cols: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.where(limited, lo, -torch.inf), torch.where(limited, hi, torch.inf)
 
 
-def _cols_index(cols: list[int], device: torch.device) -> slice | torch.Tensor:
-    """A slice where the columns are contiguous (a view, no gather), else an index tensor on the
-    device (a Python list would be copied to the device, a sync, on every use)."""
-    if cols == list(range(cols[0], cols[-1] + 1)):
-        return slice(cols[0], cols[-1] + 1)
-    return torch.as_tensor(cols, device=device, dtype=torch.long)
-
-
 # --- terms ------------------------------------------------------------------------------------
 class JointPositionAction:
     """Targets for the actuators of `joints` (None: every policy actuator): `offset + scale x
@@ -78,7 +70,7 @@ class JointPositionAction:
         if mode not in MODES:
             raise ConfigError(f"joint_position_action: mode must be one of {list(MODES)}, got {mode!r}")
         self.cols = policy_actuators(env, joints, "joint_position_action")
-        self.index = _cols_index(self.cols, env.device)
+        self.index = index_of(self.cols, env.device)
         self.mode = mode
         names = [env.model.joint(int(env.model.actuator_trnid[i, 0])).name for i in self.cols]
         if scale is None:

@@ -65,6 +65,15 @@ def reward_terms(rewards: Mapping[str, Any]) -> list[RewardTerm]:
     return out
 
 
+def index_of(ids: Any, device: torch.device | str) -> slice | torch.Tensor:
+    """Ids as an index: a slice where they are contiguous and ascending (indexing makes a view),
+    else a long tensor on `device` (a Python list would be copied to the device on every use)."""
+    ids = [int(i) for i in ids]
+    if ids and ids == list(range(ids[0], ids[0] + len(ids))):
+        return slice(ids[0], ids[0] + len(ids))
+    return torch.as_tensor(ids, device=device, dtype=torch.long)
+
+
 def func_entries(entries: Mapping[str, Any] | None, what: str) -> list[tuple[str, str, dict[str, Any]]]:
     """A config's `{name: {func, params}}` entries (null: none) as (name, func, params), validated."""
     out = []
