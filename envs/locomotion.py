@@ -570,11 +570,7 @@ class LocomotionEnv(EnvBatch):
         """`commands`, `heading`, `moving` and `command_level` are the base_velocity command's
         tensors (the rewards, observations and curriculum read them; one storage, so a
         checkpoint saved before the command terms restores into them)."""
-        vel = self.command_terms.get("base_velocity")
-        if not isinstance(vel, self.COMMAND_TERMS["velocity_command"]):
-            raise ConfigError(f"task '{self.task_name}': its rewards and observations read the command "
-                              "'base_velocity', a velocity_command; replace its params, do not drop or "
-                              f"retype it (commands: {sorted(self.command_terms)})")
+        vel = self.required_command("base_velocity", "velocity_command")
         self.commands, self.heading, self.moving = vel.command, vel.heading, vel.moving
         self.command_level = vel.level  # scales every draw: the command curriculum's level
 

@@ -225,7 +225,7 @@ class ReachEnv(ArmEnv):
 
     def link_terms(self) -> None:
         """`target_pos_b`, `target_quat_b` and `home_quat_b` are the ee_pose command's tensors."""
-        target = _command_of(self, "ee_pose", "pose_command")
+        target = self.required_command("ee_pose", "pose_command")
         self.target_pos_b, self.target_quat_b = target.pos_b, target.quat_b
         self.home_quat_b = target.home_quat_b
 
@@ -251,16 +251,6 @@ class ReachEnv(ArmEnv):
         spec["success"] = {"site": cfg.ee_site, "frame_body": base, "pos": cfg.success_pos,
                            "ori": cfg.success_ori, "hold_s": cfg.success_hold_s}
         return spec
-
-
-def _command_of(env: ArmEnv, name: str, func: str) -> Any:
-    """The env's command `name`, which the task's terms read: it must be a `func` term."""
-    term = env.command_terms.get(name)
-    if not isinstance(term, env.COMMAND_TERMS[func]):
-        raise ConfigError(f"task '{env.task_name}': its rewards and observations read the command "
-                          f"'{name}', a {func}; replace its params, do not drop or retype it "
-                          f"(commands: {sorted(env.command_terms)})")
-    return term
 
 
 def _site_id(m: mujoco.MjModel, name: str) -> int:
@@ -472,7 +462,7 @@ class LiftEnv(ArmEnv):
 
     def link_terms(self) -> None:
         """`target_pos_b` is the object_target command's tensor."""
-        self.target_pos_b = _command_of(self, "object_target", "position_command").pos_b
+        self.target_pos_b = self.required_command("object_target", "position_command").pos_b
 
     def object_height(self, body: int) -> torch.Tensor:
         """Height (N,) of `body` above its rest height."""

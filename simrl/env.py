@@ -481,6 +481,16 @@ class EnvBatch(gym.vector.VectorEnv):
         term.fix(self, values)
         self._command_clock[next(k for k, t in self.command_terms.items() if t is term)] = 0
 
+    def required_command(self, name: str, func: str) -> Any:
+        """The command term `name`, which the task's own terms read (in `link_terms`): it must be
+        a `func` term, else a one-line error saying to replace its params, not drop or retype it."""
+        term = self.command_terms.get(name)
+        if not isinstance(term, self.COMMAND_TERMS[func]):
+            raise ConfigError(f"task '{self.task_name}': its rewards and observations read the command "
+                              f"'{name}', a {func}; replace its params, do not drop or retype it "
+                              f"(commands: {sorted(self.command_terms)})")
+        return term
+
     def _command_term(self, name: str | None) -> Any:
         if name is None:
             terms = list(self.command_terms.values())
