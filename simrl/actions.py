@@ -32,7 +32,7 @@ MODES = ("absolute", "delta")
 
 def action_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:
     """The config's `actions` (name -> {func, params}; null: none) as (name, func, params)."""
-    return func_entries(entries, "action")
+    return [(name, func, params) for name, func, params, _ in func_entries(entries, "action")]
 
 
 def policy_actuators(env: Any, joints: torch.Tensor | list[int] | None, where: str) -> list[int]:

@@ -34,6 +34,7 @@ import torch
 
 from simrl.errors import ConfigError
 from simrl.math import quat_conjugate, quat_from_euler, quat_mul
+from simrl.terms import func_entries
 
 
 class CommandEntry(NamedTuple):
@@ -48,23 +49,13 @@ class CommandEntry(NamedTuple):
 def command_entries(entries: Mapping[str, Any] | None) -> list[CommandEntry]:
     """The config's `commands` (name -> {func, resample_s, params}; null: none), validated."""
     out = []
-    for name, entry in (entries or {}).items():
-        if entry is None:
-            continue
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"command '{name}': an entry is {{func, resample_s, params}} (or null to "
-                              f"drop the task's own), got {entry!r}")
-        unknown = sorted(set(entry) - {"func", "resample_s", "params"})
-        if unknown or "func" not in entry:
-            raise ConfigError(f"command '{name}': an entry takes func (required), resample_s and params; "
-                              f"got {sorted(entry)}")
-        every = entry.get("resample_s")
+    for name, func, params, extra in func_entries(entries, "command", extra=("resample_s",)):
+        every = extra.get("resample_s")
         if every is not None and (isinstance(every, bool) or not isinstance(every, (int, float))
                                   or not every > 0):
             raise ConfigError(f"command '{name}': resample_s must be > 0 s (or null: only at resets), "
                               f"got {every!r}")
-        out.append(CommandEntry(str(name), str(entry["func"]), None if every is None else float(every),
-                                dict(entry.get("params") or {})))
+        out.append(CommandEntry(name, func, None if every is None else float(every), params))
     return out
 
 

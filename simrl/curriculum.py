@@ -29,7 +29,7 @@ from simrl.terms import func_entries, reward_terms
 
 def curriculum_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:
     """The config's `curriculum` (name -> {func, params}; null: none) as (name, func, params)."""
-    return func_entries(entries, "curriculum")
+    return [(name, func, params) for name, func, params, _ in func_entries(entries, "curriculum")]
 
 
 class CommandLevel:

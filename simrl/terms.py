@@ -74,16 +74,21 @@ def index_of(ids: Any, device: torch.device | str) -> slice | torch.Tensor:
     return torch.as_tensor(ids, device=device, dtype=torch.long)
 
 
-def func_entries(entries: Mapping[str, Any] | None, what: str) -> list[tuple[str, str, dict[str, Any]]]:
-    """A config's `{name: {func, params}}` entries (null: none) as (name, func, params), validated."""
+def func_entries(entries: Mapping[str, Any] | None, what: str,
+                 extra: tuple[str, ...] = ()) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """A config's `{name: {func, params, <extra keys>}}` entries (null: none) as (name, func,
+    params, {extra key: value given}), validated: func required, no other keys."""
     out = []
+    keys = {"func", "params", *extra}
     for name, entry in (entries or {}).items():
         if entry is None:
             continue
-        if not isinstance(entry, Mapping) or "func" not in entry or set(entry) - {"func", "params"}:
-            raise ConfigError(f"{what} '{name}': an entry is {{func (required), params}} (or null to drop "
-                              f"the task's own), got {entry!r}")
-        out.append((str(name), str(entry["func"]), dict(entry.get("params") or {})))
+        if not isinstance(entry, Mapping) or "func" not in entry or set(entry) - keys:
+            shape = ", ".join(["func (required)", *extra, "params"])
+            raise ConfigError(f"{what} '{name}': an entry is {{{shape}}} (or null to drop the task's "
+                              f"own), got {entry!r}")
+        out.append((str(name), str(entry["func"]), dict(entry.get("params") or {}),
+                    {k: entry[k] for k in extra if k in entry}))
     return out
 
 
