@@ -140,3 +140,28 @@ def test_the_gait_clock_mirrors_by_swapping_the_feet_and_bad_settings_are_named(
         odd.mirror_maps()
     with pytest.raises(ConfigError, match="gait_period_s must be > 0"):
         simrl.make("humanoid", 2, device="cpu", cfg={"gait_period_s": 0.0})
+
+
+# --- the biped recipe as experiment configs -------------------------------------------------------
+@pytest.mark.parametrize("experiment,robot,tight", [
+    ("g1_legs", "unitree_g1_legs", ["left_hip_roll_joint", "right_hip_yaw_joint", "left_ankle_roll_joint"]),
+    ("t1_legs", "booster_t1", ["Left_Hip_Roll", "Right_Hip_Yaw", "Right_Ankle_Roll"]),
+])
+def test_the_biped_recipe_composes_for_each_humanoid_with_its_own_joint_names(experiment, robot, tight):
+    from omegaconf import OmegaConf
+
+    from tests.conftest import compose_config
+
+    cfg = compose_config("train", "task=humanoid", f"experiment={experiment}")
+    task_cfg = OmegaConf.to_container(cfg.task.cfg, resolve=True)
+    assert task_cfg["robot"] == robot and cfg.agent.actor.hidden_dims == [256, 128, 64]
+    env = simrl.make("humanoid", 2, device="cpu", seed=0, cfg=task_cfg)
+    assert env.num_actions == 12 and [s.name for s in env.obs_layout["policy"]][-1] == "gait_clock"
+    fn = env._reward_fns[[t.name for _, t in env._reward_terms].index("posture")]
+    std = fn.keywords["std_by_joint"]  # resolved once, one tolerance per policy joint
+    joints = list(env.robot.joints)
+    assert [std[joints.index(j)].item() for j in tight] == pytest.approx([0.1] * 3)
+    assert std[joints.index([j for j in joints if "knee" in j.lower()][0])].item() == pytest.approx(0.5)
+    env.reset()
+    obs = env.step(torch.zeros(2, env.num_actions))[0]
+    assert torch.isfinite(obs["policy"]).all() and torch.isfinite(obs["critic"]).all()
