@@ -89,6 +89,11 @@ class ObsSlot(NamedTuple):
     clip: float | None = None
     delay: int = 0
 
+    def added_fields(self) -> dict[str, Any]:
+        """The fields added since runs were saved (OBS_TERM_DEFAULTS) where they differ from their
+        values then: written only then, so a layout that leaves them reads as it always did."""
+        return {k: getattr(self, k) for k, old in OBS_TERM_DEFAULTS.items() if getattr(self, k) != old}
+
 
 @dataclass
 class EnvCfg:

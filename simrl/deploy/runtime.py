@@ -9,7 +9,10 @@ from typing import Any
 
 import numpy as np
 
-FORMAT_VERSION = 5  # the newest policy.json this runtime reads (simrl.rl.export writes it)
+# the newest policy.json this runtime reads, and the one simrl.rl.export writes. 4: each obs term
+# says how it is read ("read"), and reading_docs; 5: action scales per actuator and binary
+# columns, obs terms' own clip and delay
+FORMAT_VERSION = 5
 
 
 def load_metadata(path: str | Path) -> dict[str, Any]:

@@ -253,8 +253,7 @@ def obs_layout(env) -> dict[str, list[dict[str, Any]]]:
     delay where set) per group."""
     return {
         g: [{"name": t.name, "start": t.slice.start, "stop": t.slice.stop, "scale": t.scale,
-             "noise": t.noise, "history": t.history,
-             **({"clip": t.clip} if t.clip is not None else {}), **({"delay": t.delay} if t.delay else {})}
+             "noise": t.noise, "history": t.history, **t.added_fields()}
             for t in layout]
         for g, layout in env.obs_layout.items()
     }

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from simrl.deploy.runtime import required_readings
+from simrl.deploy.runtime import FORMAT_VERSION, required_readings
 from simrl.env import EnvBatch
 from simrl.errors import UserError
 
@@ -103,13 +103,11 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
                     docs[name] = text
             layout.append({"name": slot.name, "start": offset + s.start, "stop": offset + s.stop,
                            "scale": slot.scale, "history": slot.history, "width": slot.width,
-                           **({"clip": slot.clip} if slot.clip is not None else {}),
-                           **({"delay": slot.delay} if slot.delay else {}),
+                           **slot.added_fields(),
                            "read": read})
         offset = layout[-1]["stop"]
     return {
-        "format_version": 5,  # 4: each obs term says how it is read ("read"), and reading_docs;
-        # 5: action scales per actuator and binary columns, obs terms' own clip and delay
+        "format_version": FORMAT_VERSION,  # the one the deploy runtime reads
         "task": env.task_name,
         "obs_groups": list(groups),
         "obs_dim": offset,
