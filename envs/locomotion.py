@@ -251,7 +251,8 @@ class LocomotionEnv(EnvBatch):
         self.air_time = torch.zeros(n, len(sc.feet), **f32)
         self.contact_time = torch.zeros(n, len(sc.feet), **f32)  # time since each foot's touchdown
         # foot velocities by finite differences of their positions, where a reward uses them
-        self.track_foot_vel = "foot_slip" in {t.func for _, t in self._reward_terms}
+        funcs = {t.func for _, t in self._reward_terms}
+        self.track_foot_vel = "foot_slip" in funcs
         self.foot_pos = torch.zeros(n, len(sc.feet), 3, **f32)
         self.foot_vel = torch.zeros(n, len(sc.feet), 3, **f32)
         self.foot_fresh = torch.ones(n, device=dev, dtype=torch.bool)  # foot_pos is pre-reset
@@ -259,6 +260,9 @@ class LocomotionEnv(EnvBatch):
         self.swing_peak = torch.zeros(n, len(sc.feet), **f32)  # max tip height over ground, this swing
         self.swing_peak_on_landing = torch.zeros_like(self.swing_peak)
         self.track_swing = "foot_clearance" in self._reward_plan[0]
+        # each foot tip's height over the ground, where a reward uses it
+        self.track_foot_height = self.track_swing or "feet_height_phase" in funcs
+        self.foot_height = torch.zeros(n, len(sc.feet), **f32)
         if self.track_swing and not self.cfg.foot_clearance_target > 0:
             raise ConfigError(f"foot_clearance_target must be > 0 m (the swing height the foot_clearance "
                               f"reward asks for), got {self.cfg.foot_clearance_target}")
@@ -420,9 +424,11 @@ class LocomotionEnv(EnvBatch):
             self.foot_vel = vel.masked_fill(self.foot_fresh[:, None, None], 0.0)
             self.foot_pos = pos
             self.foot_fresh = torch.zeros_like(self.foot_fresh)
+        if self.track_foot_height:
+            self.foot_height = self.foot_heights()
         if self.track_swing:  # swing peaks: only where a reward uses them
             self.swing_peak_on_landing = self.swing_peak * first_contact
-            torch.maximum(self.swing_peak, self._foot_clearance(), out=self.swing_peak)
+            torch.maximum(self.swing_peak, self.foot_height, out=self.swing_peak)
             self.swing_peak.masked_fill_(self.contact, 0.0)  # in place: stays a normal tensor
         if self.grid is not None:  # for the curriculum: how far it went, how far it was asked to
             self.walked = (self.base_pos[:, :2] - self.spawn).norm(dim=1)
@@ -431,7 +437,7 @@ class LocomotionEnv(EnvBatch):
             vx, vy = yaw_rotate(self.base_yaw, self.commands[:, 0], self.commands[:, 1])
             self.cmd_disp = self.cmd_disp + torch.stack([vx, vy], dim=1) * self.dt
 
-    def _foot_clearance(self) -> torch.Tensor:
+    def foot_heights(self) -> torch.Tensor:
         """(N, feet) height of each foot tip above the ground under it."""
         n, nf = self.num_envs, self.feet.numel()
         pos = self.sim.xpos[:, self.feet].float().reshape(-1, 3)
@@ -798,6 +804,18 @@ def gait_contact(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5),
     return (env.contact == planted).float().mean(dim=1)
 
 
+def feet_height_phase(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5), stance: float = 0.55,
+                      height: float = 0.08, std: float = 0.05) -> torch.Tensor:
+    """exp(-sum over feet of ((h - h_ref) / std)^2), each foot's tip height h tracking a swing
+    drawn from the gait clock: on the ground for the first `stance` of its cycle, then a half
+    sine peaking at `height` m (Playground's feet phase). Unlike gait_contact it pays for a foot
+    lifted part way, so stepping is found early. Only while asked to move. In [0, 1]."""
+    swing = ((gait_phase(env, period, offsets) - stance) / (1.0 - stance)).clamp(min=0.0)
+    ref = height * torch.sin(torch.pi * swing)
+    err = ((env.foot_height - ref) / std).square().sum(dim=1)
+    return torch.exp(-err) * (env.commands[:, :2].norm(dim=1) > 0.1)
+
+
 def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
     """exp(-mean(((q - q_default) / std)^2)): stay near the default pose, each joint with its own
     tolerance (`std_by_joint`: one number, a list in action order, or {joint regex: rad}; e.g. a
@@ -861,7 +879,7 @@ LocomotionEnv.REWARD_TERMS = {
     f.__name__: f
     for f in (alive, track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques,
               joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time, foot_clearance,
-              feet_air_time_biped, foot_slip, posture, gait_contact)
+              feet_air_time_biped, foot_slip, posture, gait_contact, feet_height_phase)
 }
 
 # how a robot supplies each policy term (export writes it into policy.json for simrl.deploy)

@@ -127,6 +127,26 @@ def test_gait_contact_rewards_feet_in_step_with_the_clock(g1):
     assert gait_contact(g1, period=0.8).tolist() == pytest.approx([1.0, 0.0, 1.0])
 
 
+def test_feet_height_phase_pays_for_each_foot_on_its_clock_drawn_swing_height(g1):
+    from simrl.envs.locomotion import feet_height_phase
+
+    g1.episode_length_buf[:] = torch.tensor([5, 5, 5])  # phases (0.125, 0.625): left planted,
+    g1.commands[:] = torch.tensor([0.5, 0.0, 0.0])     # right a sixth into its swing: sin(pi/6)
+    g1.commands[2] = 0.0                                # standing: nothing earned
+    g1.foot_height = torch.tensor([[0.0, 0.04], [0.04, 0.0], [0.0, 0.04]])
+    got = feet_height_phase(g1, period=0.8, stance=0.55, height=0.08, std=0.05)
+    assert got.tolist() == pytest.approx([1.0, math.exp(-2 * 0.8**2), 0.0], abs=1e-5)
+
+
+def test_the_foot_heights_a_phase_reward_reads_are_the_tips_over_the_ground():
+    env = simrl.make("humanoid", 2, device="cpu", cfg={"rewards": {"feet_height_phase": 1.0}})
+    env.reset()
+    env.step(torch.zeros(2, env.num_actions))
+    assert env.track_foot_height and not env.track_swing
+    assert torch.equal(env.foot_height, env.foot_heights())
+    assert env.foot_height.abs().max().item() < 0.03  # standing: both tips on the ground
+
+
 def test_the_gait_clock_mirrors_by_swapping_the_feet_and_bad_settings_are_named():
     from simrl import mirror
 

@@ -336,12 +336,12 @@ def test_foot_tips_sit_on_the_ground_standing_and_rise_with_the_base():
     for _ in range(25):
         env.step(torch.zeros(2, env.num_actions))
     assert (env.base_pos[:, 2] > 0.5).all()  # the ground under the feet is not z = 0
-    clear = env._foot_clearance()
+    clear = env.foot_heights()
     np.testing.assert_allclose(clear.numpy(), 0.02, atol=0.01)  # the sphere's radius: standing
     # the same robot lifted 0.3 m: every tip is 0.3 m higher above the same ground
     env.sim.qpos[:, 2] += 0.3
     env.sim.forward()
-    np.testing.assert_allclose(env._foot_clearance().numpy(), clear.numpy() + 0.3, atol=1e-4)
+    np.testing.assert_allclose(env.foot_heights().numpy(), clear.numpy() + 0.3, atol=1e-4)
 
 
 def test_foot_clearance_charges_the_shortfall_of_each_landing_swing():
@@ -360,7 +360,7 @@ def test_foot_clearance_charges_the_shortfall_of_each_landing_swing():
         env.step(0.5 * torch.randn(3, env.num_actions, generator=torch.Generator().manual_seed(0)))
         assert (env.swing_peak[env.contact] == 0).all()
         airborne = ~env.contact & (env.episode_length_buf > 0)[:, None]
-        assert (env.swing_peak[airborne] >= env._foot_clearance()[airborne] - 1e-6).all()
+        assert (env.swing_peak[airborne] >= env.foot_heights()[airborne] - 1e-6).all()
     assert (env.swing_peak > 0).any()
     with pytest.raises(ConfigError, match="foot_clearance_target must be > 0 m"):
         simrl.make("quadruped", 1, cfg={"rewards": {"foot_clearance": -1.0}, "foot_clearance_target": 0.0})
