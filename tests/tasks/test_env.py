@@ -309,6 +309,22 @@ def test_resets_start_every_geom_above_the_ground(robot):
     assert deepest(True) < 1e-3
 
 
+def test_a_biped_starts_each_episode_at_rest_a_quadruped_with_a_random_base_velocity():
+    """reset_base_vel: legged_gym's +-0.5 per axis for the quadruped; a humanoid (Isaac Lab's G1,
+    H1) starts at rest, and an old run without the field replays with the 0.5 it trained with."""
+    def root_vel(task: str, **cfg) -> torch.Tensor:
+        env = simrl.make(task, 64, device="cpu", seed=0, cfg=cfg or None)
+        env.reset()
+        return env.sim.qvel[:, env.root_dof : env.root_dof + 6].float()
+
+    quad = root_vel("quadruped")
+    assert quad.abs().max() <= 0.5 and quad.std() > 0.2  # uniform on [-0.5, 0.5]: std 0.29
+    assert root_vel("humanoid").abs().max() == 0.0
+    assert root_vel("humanoid", reset_base_vel=0.3).abs().max().item() == pytest.approx(0.3, abs=0.02)
+    from simrl.envs.locomotion import HumanoidCfg
+    assert HumanoidCfg.since["reset_base_vel"] == 0.5
+
+
 def test_the_command_curriculum_widens_the_ranges_when_tracking_is_earned():
     """Commands are the ranges times a level that rises by `step` once per episode length in
     which the ended episodes earned >= `threshold` of track_lin_vel's best (per second), and
