@@ -265,7 +265,7 @@ class LocomotionEnv(EnvBatch):
         self.foot_tip = torch.as_tensor(self._foot_tips(), **f32)  # (feet, 3) in each foot body
         self.swing_peak = torch.zeros(n, len(sc.feet), **f32)  # max tip height over ground, this swing
         self.swing_peak_on_landing = torch.zeros_like(self.swing_peak)
-        self.track_swing = "foot_clearance" in self._reward_plan[0]
+        self.track_swing = "foot_clearance" in funcs
         # each foot tip's height over the ground, where a reward uses it
         self.track_foot_height = self.track_swing or "feet_height_phase" in funcs
         self.foot_height = torch.zeros(n, len(sc.feet), **f32)
@@ -702,6 +702,11 @@ def gait_clock(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5)) -> t
 OBS["gait_clock"] = gait_clock
 
 
+def asked_to_move(env: LocomotionEnv) -> torch.Tensor:
+    """(N,) bool: a planar velocity of more than 0.1 m/s is commanded (the gait terms pay only then)."""
+    return env.commands[:, :2].norm(dim=1) > 0.1
+
+
 # --- reward terms: f(env) -> (N,), weighted by name from the config ----------------------------
 def alive(env: LocomotionEnv) -> torch.Tensor:
     return torch.ones(env.num_envs, device=env.device)
@@ -755,7 +760,7 @@ def non_foot_contact(env: LocomotionEnv) -> torch.Tensor:
 def feet_air_time(env: LocomotionEnv) -> torch.Tensor:
     """Reward steps that land after a long enough swing; only while asked to move."""
     landed = ((env.air_time_on_landing - env.cfg.air_time_target_s) * env.first_contact).sum(dim=1)
-    return landed * (env.commands[:, :2].norm(dim=1) > 0.1)
+    return landed * asked_to_move(env)
 
 
 def foot_clearance(env: LocomotionEnv) -> torch.Tensor:
@@ -764,7 +769,7 @@ def foot_clearance(env: LocomotionEnv) -> torch.Tensor:
     feet this high steps onto risers it cannot see (weight it negative)."""
     target = env.cfg.foot_clearance_target
     short = (1.0 - env.swing_peak_on_landing.clamp(max=target) / target) * env.first_contact
-    return short.sum(dim=1) * (env.commands[:, :2].norm(dim=1) > 0.1)
+    return short.sum(dim=1) * asked_to_move(env)
 
 
 # --- evaluation terms: tracking errors per step (averaged once an episode settles), and the
@@ -792,7 +797,7 @@ def feet_air_time_biped(env: LocomotionEnv, threshold: float = 0.4) -> torch.Ten
     in_mode = torch.where(env.contact, env.contact_time, env.air_time)
     single = env.contact.sum(dim=1) == 1
     reward = torch.where(single[:, None], in_mode, 0.0).min(dim=1).values.clamp(max=threshold)
-    return reward * (env.commands[:, :2].norm(dim=1) > 0.1)
+    return reward * asked_to_move(env)
 
 
 def foot_slip(env: LocomotionEnv) -> torch.Tensor:
@@ -819,7 +824,7 @@ def feet_height_phase(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5
     swing = ((gait_phase(env, period, offsets) - stance) / (1.0 - stance)).clamp(min=0.0)
     ref = height * torch.sin(torch.pi * swing)
     err = ((env.foot_height - ref) / std).square().sum(dim=1)
-    return torch.exp(-err) * (env.commands[:, :2].norm(dim=1) > 0.1)
+    return torch.exp(-err) * asked_to_move(env)
 
 
 def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
