@@ -215,6 +215,9 @@ class LocomotionEnv(EnvBatch):
         if not 0 <= lo <= hi:
             raise ConfigError(f"action_delay must be (min, max) control steps with 0 <= min <= max, "
                               f"got {tuple(cfg.action_delay)}")
+        if not 0.0 <= cfg.reset_base_vel < float("inf"):  # NaN fails too
+            raise ConfigError(f"reset_base_vel must be a finite speed >= 0 (m/s and rad/s per axis; 0: at "
+                              f"rest), got {cfg.reset_base_vel}")
         super().__init__(cfg, *args, **kwargs)
 
     def build_model(self) -> mujoco.MjModel:

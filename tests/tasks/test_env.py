@@ -322,7 +322,11 @@ def test_a_biped_starts_each_episode_at_rest_a_quadruped_with_a_random_base_velo
     assert root_vel("humanoid").abs().max() == 0.0
     assert root_vel("humanoid", reset_base_vel=0.3).abs().max().item() == pytest.approx(0.3, abs=0.02)
     from simrl.envs.locomotion import HumanoidCfg
+    from simrl.errors import ConfigError
     assert HumanoidCfg.since["reset_base_vel"] == 0.5
+    for bad in (-0.1, float("nan")):
+        with pytest.raises(ConfigError, match="reset_base_vel must be a finite speed >= 0"):
+            simrl.make("humanoid", 1, device="cpu", cfg={"reset_base_vel": bad})
 
 
 def test_the_command_curriculum_widens_the_ranges_when_tracking_is_earned():
