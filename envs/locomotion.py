@@ -34,7 +34,7 @@ from simrl.errors import ConfigError
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
 from simrl.robot import Scene, assemble
 from simrl.terminations import deploy_facts
-from simrl.terms import index_of
+from simrl.terms import FINITE, NON_NEGATIVE, POSITIVE, UNIT_OPEN, index_of, param_rules
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
 
@@ -696,6 +696,7 @@ def gait_phase(env: LocomotionEnv, period: float, offsets) -> torch.Tensor:
     return torch.remainder(torch.cat([t + float(o) for o in offsets], dim=1), 1.0)
 
 
+@param_rules(period=POSITIVE, offsets=FINITE)
 def gait_clock(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5)) -> torch.Tensor:
     """sin and cos of each foot's gait phase, [sin, cos] per foot (N, 2 * feet)."""
     angle = (2 * torch.pi) * gait_phase(env, period, offsets)
@@ -760,10 +761,18 @@ def non_foot_contact(env: LocomotionEnv) -> torch.Tensor:
     return (env.sim.contact_force(env.penalized).norm(dim=-1) > 0.1).float().sum(dim=1)
 
 
-def feet_air_time(env: LocomotionEnv) -> torch.Tensor:
-    """Reward steps that land after a long enough swing; only while asked to move."""
-    landed = ((env.air_time_on_landing - env.cfg.air_time_target_s) * env.first_contact).sum(dim=1)
-    return landed * asked_to_move(env)
+@param_rules(target=NON_NEGATIVE, floor=FINITE, cap=FINITE)
+def feet_air_time(env: LocomotionEnv, target: float | None = None, floor: float | None = None,
+                  cap: float | None = None) -> torch.Tensor:
+    """legged_gym's step reward: at each landing, the swing's air time minus `target` s (None:
+    the task's `air_time_target_s`), so long swings earn and short ones cost; only while asked to
+    move. `floor` and `cap` clamp each landing's value (floor 0: a short step costs nothing;
+    target 0 with a cap: every step earns its air time, up to the cap)."""
+    target = env.cfg.air_time_target_s if target is None else target
+    landed = env.air_time_on_landing - target
+    if floor is not None or cap is not None:
+        landed = landed.clamp(min=floor, max=cap)
+    return (landed * env.first_contact).sum(dim=1) * asked_to_move(env)
 
 
 def foot_clearance(env: LocomotionEnv) -> torch.Tensor:
@@ -793,6 +802,7 @@ def crossed_share(env: LocomotionEnv) -> torch.Tensor:
 
 
 # --- biped gait terms (Isaac Lab's and mjlab's recipes, written for this env) -------------------
+@param_rules(threshold=POSITIVE)
 def feet_air_time_biped(env: LocomotionEnv, threshold: float = 0.4) -> torch.Tensor:
     """Single stance, rewarded: while exactly one foot is down, the shorter of the stance foot's
     contact time and the swing foot's air time, capped at `threshold` s; only while asked to
@@ -809,6 +819,7 @@ def foot_slip(env: LocomotionEnv) -> torch.Tensor:
     return (env.foot_vel[..., :2].square().sum(dim=-1) * env.contact).sum(dim=1)
 
 
+@param_rules(period=POSITIVE, offsets=FINITE, stance=UNIT_OPEN)
 def gait_contact(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5),
                  stance: float = 0.55) -> torch.Tensor:
     """The share of feet whose contact matches the gait clock (in contact in the first `stance`
@@ -818,6 +829,7 @@ def gait_contact(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5),
     return (env.contact == planted).float().mean(dim=1)
 
 
+@param_rules(period=POSITIVE, offsets=FINITE, stance=UNIT_OPEN, height=NON_NEGATIVE, std=POSITIVE)
 def feet_height_phase(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5), stance: float = 0.55,
                       height: float = 0.08, std: float = 0.05) -> torch.Tensor:
     """exp(-sum over feet of ((h - h_ref) / std)^2), each foot's tip height h tracking a swing
@@ -830,11 +842,12 @@ def feet_height_phase(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5
     return torch.exp(-err) * asked_to_move(env)
 
 
+@param_rules(std_by_joint=POSITIVE)
 def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
     """exp(-mean(((q - q_default) / std)^2)): stay near the default pose, each joint with its own
     tolerance (`std_by_joint`: one number, a list in action order, or {joint regex: rad}; e.g. a
     loose hip pitch and knee, a tight hip roll and yaw). In (0, 1], positive weight."""
-    std = torch.as_tensor(std_by_joint, device=env.device, dtype=torch.float32).clamp(min=1e-6)
+    std = torch.as_tensor(std_by_joint, device=env.device, dtype=torch.float32)
     z = (env.joint_pos - env.default_joint_pos) / std
     return torch.exp(-z.square().mean(dim=1))
 

@@ -39,6 +39,7 @@ from simrl.math import (
     quat_to_rotvec,
 )
 from simrl.robot import Scene, assemble
+from simrl.terms import POSITIVE, param_rules
 
 EE = "attachment_site"  # the Panda's flange site (Menagerie's panda_nohand.xml)
 
@@ -306,6 +307,7 @@ def ee_pos_error(env: ReachEnv, site: int) -> torch.Tensor:
     return (pos - env.target_pos_b).norm(dim=1)
 
 
+@param_rules(std=POSITIVE)
 def ee_pos_tanh(env: ReachEnv, site: int, std: float) -> torch.Tensor:
     """1 at the target position, falling off over `std` metres."""
     return 1.0 - torch.tanh(ee_pos_error(env, site) / std)
@@ -317,6 +319,7 @@ def ee_ori_error(env: ReachEnv, site: int) -> torch.Tensor:
     return quat_angle(quat, env.target_quat_b)
 
 
+@param_rules(std=POSITIVE)
 def ee_ori_tanh(env: ReachEnv, site: int, std: float) -> torch.Tensor:
     """1 at the target orientation, falling off over `std` radians."""
     return 1.0 - torch.tanh(ee_ori_error(env, site) / std)
@@ -517,6 +520,7 @@ def gripper_to_object(env: LiftEnv, site: int, body: int) -> torch.Tensor:
     return env.body_pos_b(body) - env.site_pose_b(site)[0]
 
 
+@param_rules(std=POSITIVE)
 def gripper_object_tanh(env: LiftEnv, site: int, body: int, std: float) -> torch.Tensor:
     """1 with the gripper at the object, falling off over `std` metres."""
     return 1.0 - torch.tanh(gripper_to_object(env, site, body).norm(dim=1) / std)
@@ -527,6 +531,7 @@ def object_lifted(env: LiftEnv, body: int) -> torch.Tensor:
     return (env.object_height(body) > env.cfg.lift_height).float()
 
 
+@param_rules(std=POSITIVE)
 def object_goal_tanh(env: LiftEnv, body: int, std: float) -> torch.Tensor:
     """1 with the lifted object at the target, falling off over `std` metres; 0 unlifted."""
     dist = object_to_target(env, body).norm(dim=1)

@@ -10,7 +10,8 @@ one to a long tensor of ids on the env's device, in the order the patterns match
 matches nothing ends the start-up with one line listing the valid names. Params whose name
 ends in `_by_joint` take one value per policy joint as a robot config's per-joint settings do (a
 number, a list in action order, or `{joint regex: value}`) and become a (joints,) float tensor.
-Other params pass as they are. No name is looked up inside a step.
+Other params pass as they are. No name is looked up inside a step. A term declares what its
+numeric params must be with `@param_rules(std=POSITIVE, ...)`; they are checked once, here.
 """
 
 from __future__ import annotations
@@ -112,6 +113,40 @@ def resolve(model: mujoco.MjModel, objtype: mujoco.mjtObj, patterns: str | list[
     return ids
 
 
+def _numbers(value: Any) -> torch.Tensor | None:
+    try:
+        return torch.as_tensor(value, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _rule(test: Callable[[torch.Tensor], torch.Tensor], must: str) -> tuple[Callable[[Any], bool], str]:
+    """A param rule on every number of a value (a number, a list, a per-joint tensor): finite and
+    `test`; None passes (a term's "not set")."""
+    def ok(value: Any) -> bool:
+        if value is None:
+            return True
+        x = _numbers(value)
+        return x is not None and x.numel() > 0 and bool((torch.isfinite(x) & test(x)).all())
+    return ok, must
+
+
+POSITIVE = _rule(lambda x: x > 0, "a finite number > 0")
+NON_NEGATIVE = _rule(lambda x: x >= 0, "a finite number >= 0")
+FINITE = _rule(lambda x: x == x, "a finite number")
+UNIT_OPEN = _rule(lambda x: (x > 0) & (x < 1), "a share in (0, 1)")
+
+
+def param_rules(**rules: tuple[Callable[[Any], bool], str]) -> Callable:
+    """Declare what a term's params must be (`name=(check, "what it must be")`, e.g. POSITIVE):
+    `bind` checks the given or default value once, so a zero std or a stance of 1 stops the
+    start-up with one line instead of giving inf or NaN rewards at every step."""
+    def mark(func: Callable) -> Callable:
+        func.param_rules = rules
+        return func
+    return mark
+
+
 def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any], where: str,
          call_args: int = 1) -> Callable[..., torch.Tensor]:
     """`func` with `params` bound (object names resolved to ids): a function of its first
@@ -151,4 +186,9 @@ def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any],
                 bound[key] = ids[0]
         else:
             bound[key] = value
+    for key, (ok, must) in getattr(func, "param_rules", {}).items():
+        value = bound[key] if key in bound else accepted[key].default
+        if not ok(value):
+            raise ConfigError(f"{where}: param {key} must be {must}, got "
+                              f"{params.get(key, value)!r}; set it in the term's params")
     return functools.partial(func, **bound) if bound else func

@@ -61,6 +61,39 @@ def test_bind_errors_name_the_problem():
         bind(env, term, {}, "reward term 't'")
 
 
+def test_param_rules_refuse_a_bad_value_once_at_binding():
+    from simrl.terms import NON_NEGATIVE, POSITIVE, UNIT_OPEN, param_rules
+
+    env = _Env()
+
+    @param_rules(std=POSITIVE, share=UNIT_OPEN, floor=NON_NEGATIVE)
+    def term(env, std: float = 0.1, share: float = 0.5, floor: float | None = None):
+        return std
+
+    assert bind(env, term, {"std": 2.0, "floor": 0.0}, "reward term 't'")(env) == 2.0
+    assert bind(env, term, {}, "reward term 't'")(env) == 0.1  # the defaults pass too
+    for params, msg in [({"std": 0.0}, "param std must be a finite number > 0, got 0.0"),
+                        ({"std": float("nan")}, "param std must be a finite number > 0, got nan"),
+                        ({"std": "wide"}, "param std must be a finite number > 0, got 'wide'"),
+                        ({"share": 1.0}, "param share must be a share in \\(0, 1\\), got 1.0"),
+                        ({"floor": [0.0, -1.0]}, "param floor must be a finite number >= 0")]:
+        with pytest.raises(ConfigError, match=f"reward term 't': {msg}"):
+            bind(env, term, params, "reward term 't'")
+
+
+def test_a_task_term_with_a_bad_param_stops_the_start_up_with_its_name():
+    """Shipped terms declare their rules: a zero width or a stance of 1 would give inf/NaN."""
+    with pytest.raises(ConfigError, match="reward term 'ee_pos_fine': param std must be a finite number > 0"):
+        simrl.make("reach", 1, device="cpu", cfg={"rewards": {"ee_pos_fine": {
+            "weight": 1.0, "func": "ee_pos_tanh", "params": {"site": "attachment_site", "std": 0.0}}}})
+    with pytest.raises(ConfigError, match="reward term 'feet_height_phase': param stance must be a share in"):
+        simrl.make("humanoid", 1, device="cpu", cfg={"rewards": {"feet_height_phase": {
+            "weight": 1.0, "params": {"stance": 1.0}}}})
+    with pytest.raises(ConfigError, match="'posture': param std_by_joint must be a finite number > 0"):
+        simrl.make("humanoid", 1, device="cpu", cfg={"rewards": {"posture": {
+            "weight": 1.0, "params": {"std_by_joint": {".*knee.*": 0.0, ".*": 0.5}}}}})
+
+
 def test_task_config_reward_with_params_reaches_the_term():
     """A reward entry's params change what the term computes (here a tanh kernel's width)."""
     wide = simrl.make("reach", 2, device="cpu", seed=0,

@@ -31,6 +31,20 @@ def test_single_stance_earns_the_shorter_of_stance_and_swing_time_capped(g1):
     assert feet_air_time_biped(g1, threshold=0.3)[2].item() == pytest.approx(0.3)  # capped
 
 
+def test_the_step_reward_pays_air_time_past_its_target_and_a_floor_stops_short_steps_costing():
+    from simrl.envs.locomotion import feet_air_time
+
+    env = simrl.make("quadruped", 3, device="cpu")  # air_time_target_s 0.5
+    env.commands[:] = torch.tensor([0.5, 0.0, 0.0])
+    env.commands[2] = 0.0  # standing: nothing earned or lost
+    env.first_contact = torch.tensor([[True, True, False, False], [True] * 4, [True] * 4])
+    env.air_time_on_landing = torch.tensor([[0.7, 0.2, 0.0, 0.0], [0.1] * 4, [0.1] * 4]) * env.first_contact
+    assert feet_air_time(env).tolist() == pytest.approx([0.2 - 0.3, -1.6, 0.0])
+    assert feet_air_time(env, floor=0.0).tolist() == pytest.approx([0.2, 0.0, 0.0])
+    assert feet_air_time(env, target=0.1).tolist() == pytest.approx([0.6 + 0.1, 0.0, 0.0], abs=1e-6)
+    assert feet_air_time(env, target=0.0, cap=0.3).tolist() == pytest.approx([0.3 + 0.2, 0.4, 0.0], abs=1e-6)
+
+
 def test_slip_counts_only_planted_feet(g1):
     g1.contact = torch.tensor([[True, False], [False, False], [True, True]])
     g1.foot_vel = torch.tensor([[[0.3, 0.4, 5.0], [9.0, 9.0, 9.0]]] * 3)
