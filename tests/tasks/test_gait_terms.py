@@ -199,3 +199,24 @@ def test_the_biped_recipe_composes_for_each_humanoid_with_its_own_joint_names(ex
     env.reset()
     obs = env.step(torch.zeros(2, env.num_actions))[0]
     assert torch.isfinite(obs["policy"]).all() and torch.isfinite(obs["critic"]).all()
+
+
+def test_the_trot_clock_experiment_pays_diagonal_pairs_in_step_with_the_clock_the_policy_sees():
+    from omegaconf import OmegaConf
+
+    from simrl.envs.locomotion import gait_contact
+    from tests.conftest import compose_config
+
+    cfg = compose_config("train", "experiment=trot_clock")
+    task_cfg = OmegaConf.to_container(cfg.task.cfg, resolve=True)
+    env = simrl.make("quadruped", 2, device="cpu", seed=0, cfg=task_cfg)
+    clock = env.obs_layout["policy"][-1]
+    assert clock.name == "gait_clock" and clock.slice.stop - clock.slice.start == 8  # sin, cos x 4 feet
+    fn = env._reward_fns[[t.name for _, t in env._reward_terms].index("gait_contact")]
+    assert fn.keywords["offsets"] == task_cfg["gait_offsets"]  # the reward's clock is the observed one
+    assert fn.keywords["period"] == task_cfg["gait_period_s"]
+    assert "feet_air_time" not in [t.name for _, t in env._reward_terms]  # weight 0: off
+    env.episode_length_buf[:] = 2  # 0.04 s into a 0.4 s cycle: FR and RL in stance, FL and RR in swing
+    assert env.robot.feet == ["FR_calf", "FL_calf", "RR_calf", "RL_calf"]
+    env.contact = torch.tensor([[True, False, False, True], [False, True, True, False]])
+    assert gait_contact(env, **fn.keywords).tolist() == [1.0, 0.0]
