@@ -1,5 +1,5 @@
 """What a legged checkpoint does at each forward command: its speed second by second, how its
-feet step, and what each reward term pays per second (the training sim, pushes off).
+feet step, and what each reward term pays per second of episode (the training sim, pushes off).
 
     python bench/gait_report.py <run>/model_100.pt [0.3 0.5 0.7 1.0]
 
@@ -46,7 +46,9 @@ def report(checkpoint: str, speeds: list[float], envs: int = 64, seconds: float 
         rate = landings / (n * env.dt * envs * feet)
         print(f"  contact share {contact / n:.2f}, landings per foot and s {rate:.2f}, "
               f"air time per landing {air / max(landings, 1):.3f} s")
-        terms = {k: s.mean().item() / (steps * env.dt) for k, s in env.episode_sums.items()}
+        # episode sums restart at a fall's reset: divide each env's by its own episode's time
+        elapsed = (env.episode_length_buf.float() * env.dt).clamp(min=env.dt)
+        terms = {k: (s / elapsed).mean().item() for k, s in env.episode_sums.items()}
         print("  reward per s: " + ", ".join(f"{k} {x:+.3f}" for k, x in terms.items() if x))
 
 
