@@ -18,6 +18,7 @@ ground friction and damping are randomized; pushes kick the base.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Mapping
@@ -104,7 +105,7 @@ class LocomotionCfg(EnvCfg):
     # `gait_offsets` (fractions of the cycle, in the robot's feet order; a biped's half a cycle
     # apart). None: no clock. The robot keeps the same clock from its policy's start.
     gait_period_s: float | None = None
-    gait_offsets: tuple[float, ...] = (0.0, 0.5)
+    gait_offsets: tuple[float, ...] | None = None  # None: a biped's [0.0, 0.5], a quadruped's trot
     rewards: dict = field(default_factory=lambda: dict(FLAT_REWARDS))
     # commands
     lin_vel_x: tuple[float, float] = (-0.6, 1.2)
@@ -171,8 +172,21 @@ class LocomotionCfg(EnvCfg):
 
 @dataclass
 class QuadrupedCfg(LocomotionCfg):
+    """A trot clock by default (docs/results.md, "A trot clock"): without one, the policies of
+    seeds 1-3 stood still at 0.5 m/s at iteration 100 while they trotted at 1.0 m/s."""
+
     task_name: ClassVar[str] = "quadruped"
     robot: Any = "quadruped"
+    # a 0.4 s trot: gait_offsets null puts diagonal pairs half a cycle apart, whatever the
+    # robot's feet order ([0.0, 0.5, 0.5, 0.0] for FR, FL, RR, RL); gait_period_s null turns the
+    # clock off: then set rewards.gait_contact to 0 and feet_air_time to 1.0 (legged_gym's
+    # recipe, every run before the clock)
+    gait_period_s: float | None = 0.4
+    gait_offsets: tuple[float, ...] | None = None
+    # feet in step with the clock (period and offsets: the clock's); legged_gym's step reward
+    # (air time minus 0.5 s at each landing) off: a 0.4 s trot's 0.2 s swings would pay for it
+    rewards: dict = field(default_factory=lambda: {
+        **FLAT_REWARDS, "feet_air_time": 0.0, "gait_contact": {"weight": 0.5, "params": {"stance": 0.5}}})
 
 
 @dataclass
@@ -210,7 +224,7 @@ class LocomotionEnv(EnvBatch):
 
     def __init__(self, cfg: LocomotionCfg, *args, **kwargs):
         self.task_name = cfg.task_name
-        cfg = _with_gait_clock(_with_history(cfg))
+        cfg = _with_history(cfg)  # the gait clock joins in build_model: its offsets may need the robot
         lo, hi = cfg.action_delay
         if not 0 <= lo <= hi:
             raise ConfigError(f"action_delay must be (min, max) control steps with 0 <= min <= max, "
@@ -223,6 +237,12 @@ class LocomotionEnv(EnvBatch):
     def build_model(self) -> mujoco.MjModel:
         self.scene = assemble(self.cfg.robot, terrain=self.cfg.terrain)
         _check_legged(self.scene, self.task_name)
+        clocked = self.cfg.gait_period_s is not None or any(
+            "offsets" not in (e.get("params") or {}) for _, e in _clocked(self.cfg.rewards))
+        if clocked and self.cfg.gait_offsets is None:  # the robot's own: a walk or a trot
+            offsets = default_gait_offsets(self.scene, self.cfg.keyframe)
+            self.cfg = dataclasses.replace(self.cfg, gait_offsets=offsets)
+        self.cfg = _with_gait_clock(self.cfg)
         m = self.scene.model
         self.colliding = (m.geom_contype > 0) | (m.geom_conaffinity > 0)
         ground = self.colliding & (m.geom_bodyid == 0)
@@ -256,6 +276,7 @@ class LocomotionEnv(EnvBatch):
         self.soft_hi = torch.where(limited, mid + 0.9 * half, inf)
         # body ids as device tensors: a Python-list index is a host copy on every use
         self.feet = torch.as_tensor(sc.feet, device=dev)
+        _check_clock_feet(self.cfg, sc.robot.feet)
         self.penalized = torch.as_tensor(sc.penalize_contacts, device=dev)
         self.air_time = torch.zeros(n, len(sc.feet), **f32)
         self.contact_time = torch.zeros(n, len(sc.feet), **f32)  # time since each foot's touchdown
@@ -639,17 +660,98 @@ def _with_history(cfg: LocomotionCfg) -> LocomotionCfg:
 
 
 def _with_gait_clock(cfg: LocomotionCfg) -> LocomotionCfg:
-    """`gait_period_s` set: the `gait_clock` term joins the policy and critic groups."""
-    import dataclasses
-
+    """`gait_period_s` set: the `gait_clock` term joins the policy and critic groups, and the
+    clocked rewards follow it. Without a clock they keep their own period, with the robot's
+    gait offsets (`gait_offsets`) where they give none."""
     if cfg.gait_period_s is None:
-        return cfg
+        if cfg.gait_offsets is None:
+            return cfg
+        offsets = {"offsets": [float(o) for o in cfg.gait_offsets]}
+        return dataclasses.replace(cfg, rewards=_on_the_clock(cfg.rewards, offsets, observed=False))
     if not cfg.gait_period_s > 0:
         raise ConfigError(f"gait_period_s must be > 0 s (or null: no gait clock), got {cfg.gait_period_s!r}")
     params = {"period": float(cfg.gait_period_s), "offsets": [float(o) for o in cfg.gait_offsets]}
     groups = {g: [*terms, ObsTerm("gait_clock", params=params)] if g in ("policy", "critic") else terms
               for g, terms in cfg.observations.items()}
-    return dataclasses.replace(cfg, observations=groups)
+    return dataclasses.replace(cfg, observations=groups, rewards=_on_the_clock(cfg.rewards, params))
+
+
+def _clocked(rewards: dict) -> list[tuple[str, dict]]:
+    """The weighted clocked rewards, each as (name, {weight, func?, params})."""
+    out = []
+    for name, entry in rewards.items():
+        func = (entry.get("func") or name) if isinstance(entry, Mapping) else name
+        if func not in CLOCKED_REWARDS:
+            continue
+        if not isinstance(entry, Mapping):
+            if isinstance(entry, bool) or not isinstance(entry, (int, float)) or entry == 0:
+                continue  # off, or not a weight (reward_terms names the problem)
+            entry = {"weight": entry}
+        if entry.get("weight"):
+            out.append((name, entry))
+    return out
+
+
+CLOCKED_REWARDS = ("gait_contact", "feet_height_phase")  # rewards that read a gait clock's phase
+
+
+def _on_the_clock(rewards: dict, clock: dict, observed: bool = True) -> dict:
+    """The clocked rewards on the clock the policy observes: a period or offsets they do not
+    give are the clock's (so `gait_period_s=0.5` moves both), and ones they give must equal it
+    (a reward paying another rhythm than the observed one trains nothing useful)."""
+    out = dict(rewards)
+    for name, entry in _clocked(rewards):
+        params = dict(entry.get("params") or {})
+        for key, value in clock.items():
+            if key not in params:
+                params[key] = value
+            elif observed and not np.array_equal(np.atleast_1d(np.asarray(params[key], dtype=float)),
+                                                 np.atleast_1d(np.asarray(value, dtype=float))):
+                field_name = "gait_period_s" if key == "period" else "gait_offsets"
+                raise ConfigError(f"reward term '{name}': param {key}={params[key]!r} differs from the gait "
+                                  f"clock the policy observes ({field_name}={value!r}); drop the param "
+                                  "(it then follows the clock) or set both to the same value")
+        out[name] = {**entry, "params": params}
+    return out
+
+
+def default_gait_offsets(scene: Scene, keyframe: str | None) -> list[float]:
+    """`gait_offsets` null: two feet half a cycle apart (a walk), four in diagonal pairs half a
+    cycle apart (a trot), the pairs found from where the feet stand at the default pose in the
+    base frame, so the robot's feet order does not matter."""
+    feet = list(scene.robot.feet)
+    if len(feet) == 2:
+        return [0.0, 0.5]
+    m = scene.model
+    d = mujoco.MjData(m)
+    if keyframe is not None and m.nkey:
+        mujoco.mj_resetDataKeyframe(m, d, m.key(keyframe).id)
+    mujoco.mj_kinematics(m, d)
+    rel = (d.xpos[scene.feet] - d.xpos[scene.root_body]) @ d.xmat[scene.root_body].reshape(3, 3)
+    rel -= rel.mean(axis=0)
+    diagonal = np.sign(rel[:, 0]) * np.sign(rel[:, 1])  # +1: front-left and rear-right, -1: the others
+    if len(feet) != 4 or sorted(diagonal.tolist()) != [-1.0, -1.0, 1.0, 1.0]:
+        raise ConfigError(f"gait_offsets null picks a gait for 2 feet (a walk) or 4 at the corners of the "
+                          f"base (a trot); robot has feet {feet}: set gait_offsets, one per foot")
+    return [0.0 if k == diagonal[0] else 0.5 for k in diagonal]
+
+
+def _check_clock_feet(cfg: LocomotionCfg, feet: list[str]) -> None:
+    """One gait offset per foot, for the observed clock and every clocked reward."""
+    import inspect
+
+    uses = [("gait_offsets", list(cfg.gait_offsets))] if cfg.gait_period_s is not None else []
+    for name, entry in cfg.rewards.items():
+        func = (entry.get("func") or name) if isinstance(entry, Mapping) else name
+        weight = entry.get("weight") if isinstance(entry, Mapping) else entry
+        if func in CLOCKED_REWARDS and weight:
+            params = (entry.get("params") or {}) if isinstance(entry, Mapping) else {}
+            default = inspect.signature(LocomotionEnv.REWARD_TERMS[func]).parameters["offsets"].default
+            uses.append((f"reward term '{name}': param offsets", list(params.get("offsets", default))))
+    for where, offsets in uses:
+        if len(offsets) != len(feet):
+            raise ConfigError(f"{where} has {len(offsets)} values, but the robot has {len(feet)} feet "
+                              f"{feet}: give one offset (a fraction of the cycle) per foot, in that order")
 
 
 def _check_legged(scene: Scene, task: str) -> None:
@@ -892,12 +994,17 @@ LocomotionEnv.OBS_MIRROR = {
 
 
 def _gait_clock_mirror(env: LocomotionEnv):
-    """Two feet half a cycle apart: the mirror image swaps their phases ([sin, cos] pairs)."""
-    offsets = list(env.cfg.gait_offsets)
-    if len(offsets) != 2 or abs(abs(offsets[1] - offsets[0]) - 0.5) > 1e-9:
-        raise ConfigError(f"symmetry with a gait clock needs two feet half a cycle apart (gait_offsets "
-                          f"like [0.0, 0.5]), got {offsets}")
-    return np.array([2, 3, 0, 1]), np.ones(4)
+    """The mirror image swaps each foot's [sin, cos] with its mirror foot's. That is a state of
+    the same clock only where the swap shifts every offset by one amount (a biped's feet half a
+    cycle apart, a trot's or a pace's pairs): then it is the clock at another time."""
+    feet = env.robot_mirror[2]
+    offsets = np.asarray(env.cfg.gait_offsets, dtype=float)
+    shift = np.remainder(offsets[feet] - offsets, 1.0)
+    if np.abs(np.remainder(shift - shift[0] + 0.5, 1.0) - 0.5).max() > 1e-9:
+        raise ConfigError(f"symmetry with a gait clock needs offsets that the left-right mirror shifts "
+                          f"by one amount (a trot [0.0, 0.5, 0.5, 0.0], a biped's [0.0, 0.5]), got "
+                          f"{offsets.tolist()} for feet {list(env.robot.feet)}")
+    return np.stack([2 * feet, 2 * feet + 1], axis=1).reshape(-1), np.ones(2 * len(feet))
 
 
 LocomotionEnv.OBS_MIRROR["gait_clock"] = _gait_clock_mirror

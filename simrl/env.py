@@ -212,6 +212,7 @@ class EnvBatch(gym.vector.VectorEnv):
         self.check_terms(cfg)
         dev = resolve_device(device)
         model = self.build_model()
+        cfg = self.cfg  # build_model may complete the config from the model (a robot's gait offsets)
         self.sim: Sim = make_sim(
             model, num_envs, device=dev, backend=backend, keyframe=cfg.keyframe,
             **(sim_kwargs or {}),

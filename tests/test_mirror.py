@@ -68,6 +68,8 @@ def test_a_mirrored_state_steps_to_the_mirror_image_of_the_result():
     sim.qvel[:] = torch.stack([v, mv])
     env.set_commands(0.6, 0.2, 0.4)
     env.commands[1] = torch.tensor([0.6, -0.2, -0.4])
+    # the trot clock's mirror image is the clock half a cycle on (left and right feet swap phases)
+    env.episode_length_buf[1] = env.episode_length_buf[0] + round(0.5 * env.cfg.gait_period_s / env.dt)
     for _ in range(5):
         a = 0.5 * torch.randn(1, 12, generator=g)
         obs, *_ = env.step(torch.cat([a, mirror.apply(a, maps["actions"])]))

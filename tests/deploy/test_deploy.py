@@ -37,6 +37,7 @@ def test_deploy_observation_and_actions_match_the_env(quad_export):
                 "joint_pos": q[:, 7:], "joint_vel": v[:, 6:], "gyro": v[:, 3:6], "quat": q[:, 3:7],
                 "base_lin_vel": env.base_lin_vel_b.numpy(), "command": env.commands.numpy(),
                 "last_action": env.actions.numpy(),
+                "policy_time": env.episode_length_buf.numpy() * env.dt,  # the trot clock's time
             }
             got = deploy.observation(readings)
             worst_obs = max(worst_obs, float(np.abs(got - obs["policy"].numpy()).max()))

@@ -45,7 +45,7 @@ def test_deploy_history_equals_the_envs_over_steps():
     env's stacked observation, step after step (within 1e-5)."""
     env = simrl.make("quadruped", 2, seed=1, cfg={"history": 3, "obs_noise": False, "push_vel": 0.0})
     meta = deploy_metadata(env, ["policy"])
-    assert [t.get("history") for t in meta["obs_terms"]] == [3, 3, 1, 3, 3, 3]
+    assert [t.get("history") for t in meta["obs_terms"]] == [3, 3, 1, 3, 3, 3, 1]  # the clock: its time
     read = Readings(env.model, meta)
     obs, _ = env.reset()
     histories = [{}, {}]
@@ -54,6 +54,7 @@ def test_deploy_history_equals_the_envs_over_steps():
         for w in range(2):
             r = read(env.sim.get_mjdata(w), env.commands[w].numpy())
             r["last_action"] = env.actions[w].numpy()
+            r["policy_time"] = env.episode_length_buf[w].item() * env.dt  # DeployPolicy counts it itself
             ours = observation(meta, r, histories[w])
             np.testing.assert_allclose(ours, obs["policy"][w].numpy(), atol=1e-5, err_msg=f"step {step}")
         obs, _, term, trunc, _ = env.step(0.3 * torch.randn(2, env.num_actions, generator=gen))

@@ -35,7 +35,7 @@ def test_onnx_has_dynamic_batch_and_metadata(quad_export):
     sidecar = json.loads((run_dir / "export" / "policy.json").read_text())
     onnx_sha256 = sidecar.pop("onnx_sha256")  # the sidecar pins the file that holds the rest
     assert meta == sidecar and onnx_sha256 == sha256(run_dir / "export" / "policy.onnx")
-    assert meta["task"] == "quadruped" and meta["obs_dim"] == 45 and meta["num_actions"] == 12
+    assert meta["task"] == "quadruped" and meta["obs_dim"] == 53 and meta["num_actions"] == 12
     assert [t["name"] for t in meta["obs_terms"]][:3] == ["base_ang_vel", "projected_gravity", "command"]
     assert meta["action"]["joint_names"][:3] == ["FR_hip_joint", "FR_thigh_joint", "FR_calf_joint"]
     assert len(meta["default_joint_pos"]) == 12 and meta["action"]["scale"] == 0.25
@@ -43,7 +43,7 @@ def test_onnx_has_dynamic_batch_and_metadata(quad_export):
     assert len(meta["checkpoint_sha256"]) == 64 and meta["versions"]["mujoco"] == "4.0.0"
     session = ort.InferenceSession(report["onnx"])
     for batch in (1, 7):
-        y = session.run(None, {"obs": np.zeros((batch, 45), np.float32)})[0]
+        y = session.run(None, {"obs": np.zeros((batch, 53), np.float32)})[0]
         assert y.shape == (batch, 12)
 
 
@@ -83,7 +83,7 @@ def test_tensorrt_without_gpu_prints_the_trtexec_command(quad_export):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: the engine would really be built")
     run_dir, _ = quad_export
-    with pytest.raises(ExportError, match=r"trtexec --onnx=.*policy.onnx .*--fp16 .*obs:1024x45"):
+    with pytest.raises(ExportError, match=r"trtexec --onnx=.*policy.onnx .*--fp16 .*obs:1024x53"):
         export(_compose("export", f"checkpoint={run_dir}", "format=tensorrt", "precision=fp16"))
     with pytest.raises(ExportError, match=r"policy.fp32.engine --noTF32 "):
         export(_compose("export", f"checkpoint={run_dir}", "format=tensorrt", "precision=fp32"))
@@ -121,6 +121,6 @@ def test_export_refuses_a_checkpoint_that_does_not_fit_its_run_config(quad_expor
                                      "critic": [{"name": "base_ang_vel"}]}}
     OmegaConf.save(cfg, resized / "config.yaml")
     shutil.copy(quad_dir / "model_1.pt", resized / "model_1.pt")
-    with pytest.raises(CheckpointError, match=r"expects observations \{'policy': 45, 'critic': 54\}.*"
+    with pytest.raises(CheckpointError, match=r"expects observations \{'policy': 53, 'critic': 62\}.*"
                                               r"\{'policy': 15, 'critic': 3\}"):
         export(_compose("export", f"checkpoint={resized}", "num_envs=8"))

@@ -24,7 +24,7 @@ def test_rsl_rl_vecenv_contract(quad):
     assert venv.num_envs == N and venv.num_actions == 12 and venv.max_episode_length == 1000
     td = venv.get_observations()
     assert isinstance(td, TensorDict) and set(td.keys()) == {"policy", "critic"}
-    assert td["policy"].shape == (N, 45) and td["critic"].shape[0] == N
+    assert td["policy"].shape == (N, 53) and td["critic"].shape[0] == N
     # zero-copy: the TensorDict holds the env's observation buffers themselves
     assert td["policy"].data_ptr() == quad._obs_buf["policy"].data_ptr()
     obs, rew, dones, extras = venv.step(torch.zeros(N, 12))

@@ -170,7 +170,7 @@ def test_the_gait_clock_mirrors_by_swapping_the_feet_and_bad_settings_are_named(
     assert mirror.apply(x, sp)[0, -4:].tolist() == x[0, -4:][[2, 3, 0, 1]].tolist()
     odd = simrl.make("humanoid", 2, device="cpu", robot="unitree_g1_legs",
                      cfg={**CLOCK, "gait_offsets": [0.0, 0.3]})
-    with pytest.raises(ConfigError, match="two feet half a cycle apart"):
+    with pytest.raises(ConfigError, match="offsets that the left-right mirror shifts by one amount"):
         odd.mirror_maps()
     with pytest.raises(ConfigError, match="gait_period_s must be > 0"):
         simrl.make("humanoid", 2, device="cpu", cfg={"gait_period_s": 0.0})
@@ -201,22 +201,67 @@ def test_the_biped_recipe_composes_for_each_humanoid_with_its_own_joint_names(ex
     assert torch.isfinite(obs["policy"]).all() and torch.isfinite(obs["critic"]).all()
 
 
-def test_the_trot_clock_experiment_pays_diagonal_pairs_in_step_with_the_clock_the_policy_sees():
-    from omegaconf import OmegaConf
+def test_the_quadruped_trots_on_a_clock_by_default_and_its_reward_reads_the_observed_clock():
+    from simrl.envs.locomotion import QuadrupedCfg, gait_contact
 
-    from simrl.envs.locomotion import gait_contact
-    from tests.conftest import compose_config
-
-    cfg = compose_config("train", "experiment=trot_clock")
-    task_cfg = OmegaConf.to_container(cfg.task.cfg, resolve=True)
-    env = simrl.make("quadruped", 2, device="cpu", seed=0, cfg=task_cfg)
+    env = simrl.make("quadruped", 2, device="cpu", seed=0)
     clock = env.obs_layout["policy"][-1]
     assert clock.name == "gait_clock" and clock.slice.stop - clock.slice.start == 8  # sin, cos x 4 feet
+    assert env.obs_layout["critic"][-1].name == "gait_clock"
     fn = env._reward_fns[[t.name for _, t in env._reward_terms].index("gait_contact")]
-    assert fn.keywords["offsets"] == task_cfg["gait_offsets"]  # the reward's clock is the observed one
-    assert fn.keywords["period"] == task_cfg["gait_period_s"]
+    assert fn.keywords["offsets"] == [0.0, 0.5, 0.5, 0.0]  # the clock's, not the term's biped default
+    assert fn.keywords["period"] == QuadrupedCfg.gait_period_s == 0.4
     assert "feet_air_time" not in [t.name for _, t in env._reward_terms]  # weight 0: off
     env.episode_length_buf[:] = 2  # 0.04 s into a 0.4 s cycle: FR and RL in stance, FL and RR in swing
     assert env.robot.feet == ["FR_calf", "FL_calf", "RR_calf", "RL_calf"]
     env.contact = torch.tensor([[True, False, False, True], [False, True, True, False]])
     assert gait_contact(env, **fn.keywords).tolist() == [1.0, 0.0]
+
+
+def test_a_new_clock_period_moves_the_reward_and_a_reward_on_another_clock_is_refused():
+    slow = simrl.make("quadruped", 1, device="cpu", cfg={"gait_period_s": 0.5})
+    fn = slow._reward_fns[[t.name for _, t in slow._reward_terms].index("gait_contact")]
+    assert fn.keywords["period"] == 0.5
+    with pytest.raises(ConfigError, match=r"'gait_contact': param period=0.8 differs from the gait clock"):
+        simrl.make("quadruped", 1, device="cpu", cfg={"rewards": {"gait_contact": {
+            "weight": 0.5, "params": {"period": 0.8}}}})
+    with pytest.raises(ConfigError, match=r"gait_offsets has 2 values, but the robot has 4 feet"):
+        simrl.make("quadruped", 1, device="cpu", cfg={"gait_offsets": [0.0, 0.5]})
+    with pytest.raises(ConfigError, match=r"'gait_contact': param offsets has 2 values, but the robot has 4"):
+        simrl.make("quadruped", 1, device="cpu", cfg={"gait_period_s": None, "rewards": {"gait_contact": {
+            "weight": 0.5, "params": {"offsets": [0.0, 0.5]}}}})
+    legacy = simrl.make("quadruped", 1, device="cpu", cfg={
+        "gait_period_s": None, "rewards": {"gait_contact": 0.0, "feet_air_time": 1.0}})
+    assert "gait_clock" not in [t.name for t in legacy.obs_layout["policy"]]
+
+
+def test_the_default_offsets_pair_the_diagonal_feet_whatever_their_order():
+    from simrl.envs.locomotion import default_gait_offsets
+    from simrl.robot import assemble, load_robot
+
+    assert default_gait_offsets(assemble("quadruped"), "home") == [0.0, 0.5, 0.5, 0.0]  # FR FL RR RL
+    assert default_gait_offsets(assemble("unitree_go1"), "home") == [0.0, 0.5, 0.5, 0.0]
+    listed = load_robot("quadruped").to_dict()
+    listed["feet"] = ["FL_calf", "FR_calf", "RR_calf", "RL_calf"]  # a pace if offsets kept the order
+    assert default_gait_offsets(assemble(listed), "home") == [0.0, 0.5, 0.0, 0.5]  # FL with RR
+    assert default_gait_offsets(assemble("unitree_g1_legs"), None) == [0.0, 0.5]
+    three = {**load_robot("quadruped").to_dict(), "feet": ["FR_calf", "FL_calf", "RR_calf"]}
+    with pytest.raises(ConfigError, match=r"gait_offsets null picks a gait for 2 feet .* set gait_offsets"):
+        default_gait_offsets(assemble(three), "home")
+    # a clocked reward without a clock keeps its own period, with the robot's offsets
+    env = simrl.make("quadruped", 1, device="cpu", cfg={"gait_period_s": None})
+    fn = env._reward_fns[[t.name for _, t in env._reward_terms].index("gait_contact")]
+    assert fn.keywords["offsets"] == [0.0, 0.5, 0.5, 0.0] and "period" not in fn.keywords
+
+
+def test_the_trot_clock_mirrors_by_swapping_left_and_right_feet():
+    from simrl import mirror
+
+    env = simrl.make("quadruped", 1, device="cpu")
+    sp = env.mirror_maps()["obs"]["policy"]
+    x = torch.arange(float(env.obs_layout["policy"][-1].slice.stop)).expand(1, -1)
+    # FR, FL, RR, RL -> FL, FR, RL, RR: the trot's phases shift by half a cycle, a state of the clock
+    assert mirror.apply(x, sp)[0, -8:].tolist() == x[0, -8:][[2, 3, 0, 1, 6, 7, 4, 5]].tolist()
+    odd = simrl.make("quadruped", 1, device="cpu", cfg={"gait_offsets": [0.0, 0.5, 0.25, 0.5]})
+    with pytest.raises(ConfigError, match="shifts by one amount"):
+        odd.mirror_maps()

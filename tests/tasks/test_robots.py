@@ -95,6 +95,7 @@ def test_deploy_builds_the_envs_observations_from_raw_readings(name):
         d = env.sim.get_mjdata(w)  # forwarded: sensors at the state's instant
         r = read(d, env.commands[w].numpy())
         r["last_action"] = env.actions[w].numpy()
+        r["policy_time"] = env.episode_length_buf[w].item() * env.dt  # DeployPolicy counts it itself
         np.testing.assert_allclose(observation(meta, r), obs["policy"][w].numpy(), atol=1e-5)
 
 
