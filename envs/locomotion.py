@@ -863,7 +863,8 @@ def non_foot_contact(env: LocomotionEnv) -> torch.Tensor:
     return (env.sim.contact_force(env.penalized).norm(dim=-1) > 0.1).float().sum(dim=1)
 
 
-@param_rules(target=NON_NEGATIVE, floor=FINITE, cap=FINITE)
+@param_rules((lambda floor=None, cap=None, **_: floor is None or cap is None or floor <= cap, "floor <= cap"),
+             target=NON_NEGATIVE, floor=FINITE, cap=FINITE)
 def feet_air_time(env: LocomotionEnv, target: float | None = None, floor: float | None = None,
                   cap: float | None = None) -> torch.Tensor:
     """legged_gym's step reward: at each landing, the swing's air time minus `target` s (None:

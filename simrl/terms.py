@@ -137,12 +137,15 @@ FINITE = _rule(lambda x: x == x, "a finite number")
 UNIT_OPEN = _rule(lambda x: (x > 0) & (x < 1), "a share in (0, 1)")
 
 
-def param_rules(**rules: tuple[Callable[[Any], bool], str]) -> Callable:
-    """Declare what a term's params must be (`name=(check, "what it must be")`, e.g. POSITIVE):
-    `bind` checks the given or default value once, so a zero std or a stance of 1 stops the
-    start-up with one line instead of giving inf or NaN rewards at every step."""
+def param_rules(*relations: tuple[Callable[..., bool], str],
+                **rules: tuple[Callable[[Any], bool], str]) -> Callable:
+    """Declare what a term's params must be (`name=(check, "what it must be")`, e.g. POSITIVE),
+    and how they must relate (`(check(**params), "what must hold")`, e.g. floor <= cap): `bind`
+    checks the given or default values once, so a zero std or a stance of 1 stops the start-up
+    with one line instead of giving inf or NaN rewards at every step."""
     def mark(func: Callable) -> Callable:
         func.param_rules = rules
+        func.param_relations = relations
         return func
     return mark
 
@@ -191,4 +194,13 @@ def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any],
         if not ok(value):
             raise ConfigError(f"{where}: param {key} must be {must}, got "
                               f"{params.get(key, value)!r}; set it in the term's params")
+    relations = getattr(func, "param_relations", ())
+    if relations:
+        values = {k: bound.get(k, p.default) for k, p in list(accepted.items())[call_args:]
+                  if k in bound or p.default is not inspect.Parameter.empty}
+        for ok, must in relations:
+            if not ok(**values):
+                given = {k: params[k] for k in params if k in values}
+                raise ConfigError(f"{where}: params must satisfy {must}, got {given}; set them in the "
+                                  "term's params")
     return functools.partial(func, **bound) if bound else func

@@ -89,6 +89,12 @@ def test_a_task_term_with_a_bad_param_stops_the_start_up_with_its_name():
     with pytest.raises(ConfigError, match="reward term 'feet_height_phase': param stance must be a share in"):
         simrl.make("humanoid", 1, device="cpu", cfg={"rewards": {"feet_height_phase": {
             "weight": 1.0, "params": {"stance": 1.0}}}})
+    with pytest.raises(ConfigError, match=r"'feet_air_time': params must satisfy floor <= cap, got "
+                                          r"\{'floor': 0.3, 'cap': 0.1\}"):  # clamp would give cap
+        simrl.make("quadruped", 1, device="cpu", cfg={"rewards": {"feet_air_time": {
+            "weight": 1.0, "params": {"floor": 0.3, "cap": 0.1}}}})
+    assert simrl.make("quadruped", 1, device="cpu", cfg={"rewards": {"feet_air_time": {
+        "weight": 1.0, "params": {"floor": 0.0, "cap": 0.2}}}}).num_envs == 1
     with pytest.raises(ConfigError, match="'posture': param std_by_joint must be a finite number > 0"):
         simrl.make("humanoid", 1, device="cpu", cfg={"rewards": {"posture": {
             "weight": 1.0, "params": {"std_by_joint": {".*knee.*": 0.0, ".*": 0.5}}}}})
