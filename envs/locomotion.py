@@ -240,9 +240,10 @@ class LocomotionEnv(EnvBatch):
         clocked = self.cfg.gait_period_s is not None or any(
             "offsets" not in (e.get("params") or {}) for _, e in _clocked(self.cfg.rewards))
         if clocked and self.cfg.gait_offsets is None:  # the robot's own: a walk or a trot
-            offsets = default_gait_offsets(self.scene, self.cfg.keyframe)
+            offsets = default_gait_offsets(self.scene)
             self.cfg = dataclasses.replace(self.cfg, gait_offsets=offsets)
         self.cfg = _with_gait_clock(self.cfg)
+        _check_clock_feet(self.cfg, self.scene.robot.feet)
         m = self.scene.model
         self.colliding = (m.geom_contype > 0) | (m.geom_conaffinity > 0)
         ground = self.colliding & (m.geom_bodyid == 0)
@@ -276,7 +277,6 @@ class LocomotionEnv(EnvBatch):
         self.soft_hi = torch.where(limited, mid + 0.9 * half, inf)
         # body ids as device tensors: a Python-list index is a host copy on every use
         self.feet = torch.as_tensor(sc.feet, device=dev)
-        _check_clock_feet(self.cfg, sc.robot.feet)
         self.penalized = torch.as_tensor(sc.penalize_contacts, device=dev)
         self.air_time = torch.zeros(n, len(sc.feet), **f32)
         self.contact_time = torch.zeros(n, len(sc.feet), **f32)  # time since each foot's touchdown
@@ -647,8 +647,6 @@ class LocomotionEnv(EnvBatch):
 
 def _with_history(cfg: LocomotionCfg) -> LocomotionCfg:
     """`history` H > 1: every policy term but the command stacks its last H frames."""
-    import dataclasses
-
     if isinstance(cfg.history, bool) or not isinstance(cfg.history, int) or cfg.history < 1:
         raise ConfigError(f"history must be an int >= 1 (frames stacked per policy term), got "
                           f"{cfg.history!r}")
@@ -676,6 +674,9 @@ def _with_gait_clock(cfg: LocomotionCfg) -> LocomotionCfg:
     return dataclasses.replace(cfg, observations=groups, rewards=_on_the_clock(cfg.rewards, params))
 
 
+CLOCKED_REWARDS = ("gait_contact", "feet_height_phase")  # rewards that read a gait clock's phase
+
+
 def _clocked(rewards: dict) -> list[tuple[str, dict]]:
     """The weighted clocked rewards, each as (name, {weight, func?, params})."""
     out = []
@@ -690,9 +691,6 @@ def _clocked(rewards: dict) -> list[tuple[str, dict]]:
         if entry.get("weight"):
             out.append((name, entry))
     return out
-
-
-CLOCKED_REWARDS = ("gait_contact", "feet_height_phase")  # rewards that read a gait clock's phase
 
 
 def _on_the_clock(rewards: dict, clock: dict, observed: bool = True) -> dict:
@@ -715,17 +713,16 @@ def _on_the_clock(rewards: dict, clock: dict, observed: bool = True) -> dict:
     return out
 
 
-def default_gait_offsets(scene: Scene, keyframe: str | None) -> list[float]:
+def default_gait_offsets(scene: Scene) -> list[float]:
     """`gait_offsets` null: two feet half a cycle apart (a walk), four in diagonal pairs half a
-    cycle apart (a trot), the pairs found from where the feet stand at the default pose in the
-    base frame, so the robot's feet order does not matter."""
+    cycle apart (a trot), the pairs found from where the feet stand at the robot's default pose
+    in the base frame, so the robot's feet order does not matter."""
     feet = list(scene.robot.feet)
     if len(feet) == 2:
         return [0.0, 0.5]
     m = scene.model
     d = mujoco.MjData(m)
-    if keyframe is not None and m.nkey:
-        mujoco.mj_resetDataKeyframe(m, d, m.key(keyframe).id)
+    d.qpos[scene.joint_qpos] = scene.default_joint_pos
     mujoco.mj_kinematics(m, d)
     rel = (d.xpos[scene.feet] - d.xpos[scene.root_body]) @ d.xmat[scene.root_body].reshape(3, 3)
     rel -= rel.mean(axis=0)
@@ -737,17 +734,11 @@ def default_gait_offsets(scene: Scene, keyframe: str | None) -> list[float]:
 
 
 def _check_clock_feet(cfg: LocomotionCfg, feet: list[str]) -> None:
-    """One gait offset per foot, for the observed clock and every clocked reward."""
-    import inspect
-
+    """One gait offset per foot, for the observed clock and every clocked reward (after
+    `_with_gait_clock`, which gives each of them offsets)."""
     uses = [("gait_offsets", list(cfg.gait_offsets))] if cfg.gait_period_s is not None else []
-    for name, entry in cfg.rewards.items():
-        func = (entry.get("func") or name) if isinstance(entry, Mapping) else name
-        weight = entry.get("weight") if isinstance(entry, Mapping) else entry
-        if func in CLOCKED_REWARDS and weight:
-            params = (entry.get("params") or {}) if isinstance(entry, Mapping) else {}
-            default = inspect.signature(LocomotionEnv.REWARD_TERMS[func]).parameters["offsets"].default
-            uses.append((f"reward term '{name}': param offsets", list(params.get("offsets", default))))
+    uses += [(f"reward term '{name}': param offsets", list(entry["params"]["offsets"]))
+             for name, entry in _clocked(cfg.rewards)]
     for where, offsets in uses:
         if len(offsets) != len(feet):
             raise ConfigError(f"{where} has {len(offsets)} values, but the robot has {len(feet)} feet "

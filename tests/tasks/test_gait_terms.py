@@ -239,15 +239,15 @@ def test_the_default_offsets_pair_the_diagonal_feet_whatever_their_order():
     from simrl.envs.locomotion import default_gait_offsets
     from simrl.robot import assemble, load_robot
 
-    assert default_gait_offsets(assemble("quadruped"), "home") == [0.0, 0.5, 0.5, 0.0]  # FR FL RR RL
-    assert default_gait_offsets(assemble("unitree_go1"), "home") == [0.0, 0.5, 0.5, 0.0]
+    assert default_gait_offsets(assemble("quadruped")) == [0.0, 0.5, 0.5, 0.0]  # FR FL RR RL
+    assert default_gait_offsets(assemble("unitree_go1")) == [0.0, 0.5, 0.5, 0.0]
     listed = load_robot("quadruped").to_dict()
     listed["feet"] = ["FL_calf", "FR_calf", "RR_calf", "RL_calf"]  # a pace if offsets kept the order
-    assert default_gait_offsets(assemble(listed), "home") == [0.0, 0.5, 0.0, 0.5]  # FL with RR
-    assert default_gait_offsets(assemble("unitree_g1_legs"), None) == [0.0, 0.5]
+    assert default_gait_offsets(assemble(listed)) == [0.0, 0.5, 0.0, 0.5]  # FL with RR
+    assert default_gait_offsets(assemble("unitree_g1_legs")) == [0.0, 0.5]
     three = {**load_robot("quadruped").to_dict(), "feet": ["FR_calf", "FL_calf", "RR_calf"]}
     with pytest.raises(ConfigError, match=r"gait_offsets null picks a gait for 2 feet .* set gait_offsets"):
-        default_gait_offsets(assemble(three), "home")
+        default_gait_offsets(assemble(three))
     # a clocked reward without a clock keeps its own period, with the robot's offsets
     env = simrl.make("quadruped", 1, device="cpu", cfg={"gait_period_s": None})
     fn = env._reward_fns[[t.name for _, t in env._reward_terms].index("gait_contact")]
