@@ -21,7 +21,8 @@ criterion with its env steps and training minutes, and the median and worst seed
 `python -m simrl.plot <out>/learn.csv`), `learn.md` (the tables). Seeds and evaluations run in
 subprocesses (with `checkout=`, in that source tree's code); rerunning the same command skips
 seeds whose last checkpoint exists and evaluations already stored, so an interrupted benchmark
-loses only the work in flight.
+loses only the work in flight, and rerunning it with a larger `iterations=` continues every
+seed's run from its last checkpoint, bit for bit, rather than training it again.
 """
 
 from __future__ import annotations
@@ -175,40 +176,59 @@ def _python(cfg: LearnCfg, code: str, *args: str, log: Path) -> None:
 
 
 def train_seed(cfg: LearnCfg, seed: int) -> Path:
-    """Train one seed into out/seed<s> unless its last checkpoint is already there."""
+    """Train one seed into out/seed<s> unless its last checkpoint is already there.
+
+    A seed cut off mid-training resumes itself from its newest checkpoint, bit for bit; a seed
+    that finished fewer iterations than asked (an earlier benchmark with a smaller `iterations=`)
+    is continued from its last checkpoint to the new count, also bit for bit (the env state is
+    in every checkpoint), so `iterations=300` after `iterations=200` trains 100 more per seed."""
+    from simrl.rl.runner import CKPT_RE, checkpoints
+
     run_dir = (cfg.out / f"seed{seed}").resolve()
     if (run_dir / f"model_{cfg.iterations}.pt").is_file():
         return run_dir
-    # a seed cut off mid-training resumes itself from its newest checkpoint, bit for bit
     run_dir.mkdir(parents=True, exist_ok=True)
     args = [f"seed={seed}", f"max_iterations={cfg.iterations}", f"agent.save_interval={cfg.eval_every}",
             "progress=false", *cfg.overrides]
+    done = checkpoints(run_dir)
+    last = int(CKPT_RE.search(done[-1].name).group(1)) if done else 0
+    target = _run_target(run_dir)
+    if done and target is not None and target < cfg.iterations:  # finished short: continue it
+        args = [*args[:1], f"resume={done[-1]}", f"max_iterations={cfg.iterations - last}", *args[2:]]
     log = run_dir.parent / f"seed{seed}.train.log"
     _python(cfg, _TRAIN, str(run_dir), *args, log=log)
     if not (run_dir / f"model_{cfg.iterations}.pt").is_file():  # max_minutes=, or a SIGTERM
-        from simrl.rl.runner import checkpoints
-
         done = checkpoints(run_dir)
         raise ConfigError(f"seed {seed} stopped before iteration {cfg.iterations} (last checkpoint: "
                           f"{done[-1].name if done else 'none'}; see {log}): drop max_minutes= or rerun")
     return run_dir
 
 
+def _run_target(run_dir: Path) -> int | None:
+    """The iteration a run dir's training was started for (train's run.json; None: unknown)."""
+    try:
+        return int(json.loads((run_dir / "run.json").read_text())["target_iteration"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def check_manifest(cfg: LearnCfg) -> None:
     """out/learn.json records what trained the runs in `out`; a rerun with other training
-    settings is refused, so stored runs are never reused for a different question."""
+    settings is refused, so stored runs are never reused for a different question. The
+    iteration count is not a setting: more iterations continue the stored runs, fewer read
+    their earlier checkpoints (the record keeps the largest)."""
     want = {"overrides": cfg.overrides, "iterations": cfg.iterations, "eval_every": cfg.eval_every,
             "checkout": str(cfg.checkout.resolve()) if cfg.checkout else None}
     path = cfg.out / "learn.json"
     if path.is_file():
         have = json.loads(path.read_text())
-        diff = {k: (have.get(k), v) for k, v in want.items() if have.get(k) != v}
+        diff = {k: (have.get(k), v) for k, v in want.items() if k != "iterations" and have.get(k) != v}
         if diff:
             what = ", ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in diff.items())
             raise ConfigError(f"out={cfg.out} holds runs trained with other settings ({what}): pass "
                               f"another out= or the same settings")
-    else:
-        path.write_text(json.dumps(want, indent=1))
+        want["iterations"] = max(cfg.iterations, int(have.get("iterations") or 0))
+    path.write_text(json.dumps(want, indent=1))
 
 
 def evaluate_checkpoint(cfg: LearnCfg, ckpt: Path, sim2sim: bool = False) -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import math
 
 import pytest
@@ -112,3 +113,28 @@ def test_tiny_cartpole_run_fails_then_passes_and_plots(tmp_path, capsys):
 
     with pytest.raises(ConfigError, match=r"holds runs trained with other settings \(overrides: "):
         run(parse_args([*args, "task.cfg.max_angle=0.5"]), progress=False)
+
+
+def test_more_iterations_continue_the_stored_runs_bit_for_bit(tmp_path):
+    """A benchmark rerun with a larger `iterations=` continues each seed from its last
+    checkpoint (the stored checkpoints and evaluations are kept, not retrained) and ends with the
+    same weights as a seed trained to that count in one go."""
+    import torch
+
+    base = ["task=cartpole", "num_envs=32", "seeds=[1]", "eval_every=1", "eval_envs=4"]
+    out, straight = tmp_path / "continued", tmp_path / "straight"
+    run(parse_args([*base, "iterations=2", f"out={out}"]), progress=False)
+    kept = sorted(out.glob("seed1/model_*.pt")) + sorted(out.glob("seed1/eval_*.json"))
+    mtimes = [p.stat().st_mtime_ns for p in kept]
+    rows = run(parse_args([*base, "iterations=3", f"out={out}"]), progress=False)
+    assert [r["iteration"] for r in rows] == [1, 2, 3]
+    assert [p.stat().st_mtime_ns for p in kept] == mtimes
+    assert json.loads((out / "learn.json").read_text())["iterations"] == 3
+    run(parse_args([*base, "iterations=3", f"out={straight}"]), progress=False)
+    a, b = (torch.load(d / "seed1" / "model_3.pt", weights_only=False) for d in (out, straight))
+    for key in ("actor_state_dict", "critic_state_dict"):
+        assert a[key].keys() == b[key].keys()
+        assert all(torch.equal(a[key][k], b[key][k]) for k in a[key]), key
+    # fewer iterations than stored: the earlier checkpoints are read, nothing is trained
+    rows = run(parse_args([*base, "iterations=2", f"out={out}"]), progress=False)
+    assert [r["iteration"] for r in rows] == [1, 2] and not (out / "seed1" / "model_4.pt").exists()
