@@ -182,6 +182,7 @@ def train_seed(cfg: LearnCfg, seed: int) -> Path:
     that finished fewer iterations than asked (an earlier benchmark with a smaller `iterations=`)
     is continued from its last checkpoint to the new count, also bit for bit (the env state is
     in every checkpoint), so `iterations=300` after `iterations=200` trains 100 more per seed."""
+    from simrl.rl.app import _read_run_json  # run.json's one reader (train writes it)
     from simrl.rl.runner import CKPT_RE, checkpoints
 
     run_dir = (cfg.out / f"seed{seed}").resolve()
@@ -191,9 +192,9 @@ def train_seed(cfg: LearnCfg, seed: int) -> Path:
     args = [f"seed={seed}", f"max_iterations={cfg.iterations}", f"agent.save_interval={cfg.eval_every}",
             "progress=false", *cfg.overrides]
     done = checkpoints(run_dir)
-    last = int(CKPT_RE.search(done[-1].name).group(1)) if done else 0
-    target = _run_target(run_dir)
+    target = _read_run_json(run_dir).get("target_iteration")
     if done and target is not None and target < cfg.iterations:  # finished short: continue it
+        last = int(CKPT_RE.search(done[-1].name).group(1))
         args = [*args[:1], f"resume={done[-1]}", f"max_iterations={cfg.iterations - last}", *args[2:]]
     log = run_dir.parent / f"seed{seed}.train.log"
     _python(cfg, _TRAIN, str(run_dir), *args, log=log)
@@ -202,14 +203,6 @@ def train_seed(cfg: LearnCfg, seed: int) -> Path:
         raise ConfigError(f"seed {seed} stopped before iteration {cfg.iterations} (last checkpoint: "
                           f"{done[-1].name if done else 'none'}; see {log}): drop max_minutes= or rerun")
     return run_dir
-
-
-def _run_target(run_dir: Path) -> int | None:
-    """The iteration a run dir's training was started for (train's run.json; None: unknown)."""
-    try:
-        return int(json.loads((run_dir / "run.json").read_text())["target_iteration"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def check_manifest(cfg: LearnCfg) -> None:
