@@ -23,7 +23,7 @@ terminators = torch.as_tensor(env.scene.terminate_contacts)  # the trunk, as the
 
 def terms() -> torch.Tensor:
     t = env.terminated()
-    env._term_acc += (env._term_hits & done[:, None]).sum(dim=0)
+    env.termination_manager.count_ended(done)
     return t
 
 

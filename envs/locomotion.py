@@ -281,7 +281,7 @@ class LocomotionEnv(EnvBatch):
         self.air_time = torch.zeros(n, len(sc.feet), **f32)
         self.contact_time = torch.zeros(n, len(sc.feet), **f32)  # time since each foot's touchdown
         # foot velocities by finite differences of their positions, where a reward uses them
-        funcs = {t.func for _, t in self._reward_terms}
+        funcs = {t.func for _, t in self.reward_manager.active}
         self.track_foot_vel = "foot_slip" in funcs
         self.foot_pos = torch.zeros(n, len(sc.feet), 3, **f32)
         self.foot_vel = torch.zeros(n, len(sc.feet), 3, **f32)

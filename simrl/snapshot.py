@@ -2,11 +2,13 @@
 
 A task keeps its state in attributes: tensors (commands, delay queues, curriculum levels,
 histories), numpy arrays, numbers, random generators, and small objects of its own (a terrain
-grid). `capture` walks those attributes and copies every such value into tensors, dicts, lists
-and numbers, which `torch.load(weights_only=True)` reads back; `restore` writes them into a
-freshly built env of the same config, in place where the value is an array (so views and
-captured graphs keep pointing at it). Functions, configs and foreign objects are not state and
-are skipped. Nothing here is task-specific: a new task's state is covered without code.
+grid, a manager). An object's `not_state` names the attributes derived from its config (bound
+terms, layouts) that are rebuilt rather than saved. `capture` walks those attributes and copies
+every such value into tensors, dicts, lists and numbers, which `torch.load(weights_only=True)`
+reads back; `restore` writes them into a freshly built env of the same config, in place where
+the value is an array (so views and captured graphs keep pointing at it). Functions, configs
+and foreign objects are not state and are skipped. Nothing here is task-specific: a new task's
+state is covered without code.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def capture(value: Any) -> Any:
         return items if any(i is not None for i in items) else None
     if (type(value).__module__.split(".")[0] in _OURS and hasattr(value, "__dict__")
             and not dataclasses.is_dataclass(value)):
-        inner = capture(vars(value))
+        skip = getattr(value, "not_state", ())  # an object's derived attributes (bound terms, layouts)
+        inner = capture({k: v for k, v in vars(value).items() if k not in skip})
         return {_OBJ: inner} if inner else None
     return None
 

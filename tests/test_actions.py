@@ -20,7 +20,7 @@ ARM_AND_GRIPPER = {
 
 def test_the_default_action_is_the_tasks_scale_and_offset_on_every_policy_actuator():
     env = simrl.make("quadruped", 4, device="cpu", seed=0, cfg={"action_delay": [0, 0]})
-    assert list(env.action_terms) == ["joint_pos"]
+    assert list(env.action_manager.terms) == ["joint_pos"]
     a = torch.linspace(-1, 1, 4 * env.num_actions).reshape(4, env.num_actions)
     env.apply_actions(a)
     want = env.default_joint_pos + env.action_scale * a
@@ -56,7 +56,7 @@ def test_terms_over_joints_that_are_not_adjacent_index_with_a_device_tensor():
                              "params": {"joints": ".*_hip_joint", "scale": 0.1}},
                "legs": {"func": "joint_position_action", "params": {"joints": ".*_(thigh|calf)_joint"}}}
     env = simrl.make("quadruped", 2, device="cpu", seed=0, cfg={"action_delay": [0, 0], "actions": actions})
-    hips = env.action_terms["joint_pos"]
+    hips = env.action_manager.terms["joint_pos"]
     assert hips.cols == [0, 3, 6, 9] and isinstance(hips.index, torch.Tensor)
     env.apply_actions(torch.ones(2, 12))
     scale = torch.full((12,), env.action_scale)
@@ -109,8 +109,8 @@ def test_mixed_modes_are_refused():
 
 def test_lift_drives_its_gripper_binary_by_default_and_like_the_arm_with_gripper_null():
     env = simrl.make("lift", 2, device="cpu", seed=0)
-    assert list(env.action_terms) == ["joint_pos", "gripper"] and len(env.action_spec()["binary"]) == 1
+    assert list(env.action_manager.terms) == ["joint_pos", "gripper"] and len(env.action_spec()["binary"]) == 1
     old = simrl.make("lift", 2, device="cpu", seed=0, cfg={"gripper": None})
-    assert list(old.action_terms) == ["joint_pos"] and "binary" not in old.action_spec()
+    assert list(old.action_manager.terms) == ["joint_pos"] and "binary" not in old.action_spec()
     with pytest.raises(ConfigError, match="gripper 'hand' is not one of the robot's policy joints"):
         simrl.make("lift", 2, device="cpu", seed=0, cfg={"gripper": "hand"})

@@ -44,7 +44,7 @@ def test_a_config_entry_is_merged_over_the_tasks_command():
     still = {"lin_vel_y": [0.0, 0.0], "yaw_rate": [0.0, 0.0], "standing_share": 0.0}
     env = _quad(8, commands={"base_velocity": {"params": {"lin_vel_x": [0.3, 0.3], **still}}})
     assert torch.allclose(env.commands, torch.tensor([0.3, 0.0, 0.0]))
-    assert env._command_clock["base_velocity"] == round(env.cfg.resample_s / env.dt)  # the task's
+    assert env.command_manager.clock["base_velocity"] == round(env.cfg.resample_s / env.dt)  # the task's
     assert env.deploy_spec()["tracks_commands"] is True
     env = _quad(8, commands={"base_velocity": {"params": {"lin_vel_x": [0.3, 0.3]}}})
     assert torch.allclose(env.commands[:, 0].abs().max(), torch.tensor(0.3))

@@ -25,7 +25,7 @@ def _place(env, cart=0.0, pole=0.0):
 
 def test_cartpole_terms_end_episodes_and_log_which_one():
     env = _cartpole()
-    assert [t.name for t in env._terminations] == ["pole_down", "off_rail"]
+    assert env.termination_manager.names == ["pole_down", "off_rail"]
     _place(env, pole=0.5)  # past max_angle 0.4, the cart centred
     assert env.terminated().all()
     _place(env)
@@ -44,7 +44,7 @@ def test_cartpole_terms_end_episodes_and_log_which_one():
 
 def test_a_config_entry_replaces_or_drops_the_tasks_own_and_the_deploy_facts_follow():
     env = _cartpole(terminations={"pole_down": None})
-    assert [t.name for t in env._terminations] == ["off_rail"]
+    assert env.termination_manager.names == ["off_rail"]
     _place(env, pole=1.0)  # a fallen pole no longer ends the episode; the rail still does
     assert not env.terminated().any()
     _place(env, cart=2.5)
@@ -90,7 +90,7 @@ def test_legged_terms_take_params_and_name_bodies():
 
 def test_the_humanoids_height_term_comes_from_its_field():
     env = simrl.make("humanoid", 1, device="cpu", seed=0, cfg={"min_base_height": 0.3})
-    names = [t.name for t in env._terminations]
+    names = env.termination_manager.names
     assert names == ["base_tilt", "body_contact", "base_height"]
     assert env.deploy_spec()["termination"]["min_base_height"] == 0.3
     env.reset(seed=0)

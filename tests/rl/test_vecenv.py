@@ -26,7 +26,7 @@ def test_rsl_rl_vecenv_contract(quad):
     assert isinstance(td, TensorDict) and set(td.keys()) == {"policy", "critic"}
     assert td["policy"].shape == (N, 53) and td["critic"].shape[0] == N
     # zero-copy: the TensorDict holds the env's observation buffers themselves
-    assert td["policy"].data_ptr() == quad._obs_buf["policy"].data_ptr()
+    assert td["policy"].data_ptr() == quad.obs_buf["policy"].data_ptr()
     obs, rew, dones, extras = venv.step(torch.zeros(N, 12))
     assert rew.shape == (N,) and dones.shape == (N,)
     assert extras["time_outs"].shape == (N,)

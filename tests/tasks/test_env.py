@@ -247,7 +247,7 @@ def test_a_push_shows_in_the_observation_of_the_step_it_happens():
         cfg = {"push_interval_s": 0.06, "obs_noise": False, "push_vel": push}
         env = envs[push] = make("quadruped", 4, device="cpu", seed=0, cfg=cfg)
         # the push event, every 3 control steps (none where push_vel is 0)
-        assert [steps for _, steps in env._event_fns["interval"]] == ([3] if push else [])
+        assert env.event_manager.interval_steps() == ([3] if push else [])
         env.reset(seed=0)
         for _ in range(2):
             env.step(torch.zeros(4, 12))
@@ -344,8 +344,8 @@ def test_the_command_curriculum_widens_the_ranges_when_tracking_is_earned():
 
     def window(share: float) -> float:
         for _ in range(env.max_episode_length):
-            env._episode_sums[:, col] = share * best
-            env.curriculum_terms["command_level"].update(env, torch.tensor([True, False, True, False]))
+            env.reward_manager.sums[:, col] = share * best
+            env.curriculum_manager.terms["command_level"].update(env, torch.tensor([True, False, True, False]))
         return float(env.command_level)
 
     assert window(0.5) == 0.5  # under the threshold: no rise

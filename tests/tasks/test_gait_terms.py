@@ -52,7 +52,7 @@ def test_slip_counts_only_planted_feet(g1):
 
 
 def test_posture_uses_each_joints_own_tolerance(g1):
-    fn = g1._reward_fns[[t.name for _, t in g1._reward_terms].index("posture")]
+    fn = g1.reward_manager.term_fn("posture")
     g1.joint_pos = g1.default_joint_pos.expand(3, -1).clone()
     assert fn(g1).tolist() == pytest.approx([1.0] * 3)
     knee = g1.robot.joints.index("left_knee_joint")
@@ -191,7 +191,7 @@ def test_the_biped_recipe_composes_for_each_humanoid_with_its_own_joint_names(ex
     assert task_cfg["robot"] == robot and cfg.agent.actor.hidden_dims == [256, 128, 64]
     env = simrl.make("humanoid", 2, device="cpu", seed=0, cfg=task_cfg)
     assert env.num_actions == 12 and [s.name for s in env.obs_layout["policy"]][-1] == "gait_clock"
-    fn = env._reward_fns[[t.name for _, t in env._reward_terms].index("posture")]
+    fn = env.reward_manager.term_fn("posture")
     std = fn.keywords["std_by_joint"]  # resolved once, one tolerance per policy joint
     joints = list(env.robot.joints)
     assert [std[joints.index(j)].item() for j in tight] == pytest.approx([0.1] * 3)
@@ -208,10 +208,10 @@ def test_the_quadruped_trots_on_a_clock_by_default_and_its_reward_reads_the_obse
     clock = env.obs_layout["policy"][-1]
     assert clock.name == "gait_clock" and clock.slice.stop - clock.slice.start == 8  # sin, cos x 4 feet
     assert env.obs_layout["critic"][-1].name == "gait_clock"
-    fn = env._reward_fns[[t.name for _, t in env._reward_terms].index("gait_contact")]
+    fn = env.reward_manager.term_fn("gait_contact")
     assert fn.keywords["offsets"] == [0.0, 0.5, 0.5, 0.0]  # the clock's, not the term's biped default
     assert fn.keywords["period"] == QuadrupedCfg.gait_period_s == 0.4
-    assert "feet_air_time" not in [t.name for _, t in env._reward_terms]  # weight 0: off
+    assert "feet_air_time" not in [t.name for _, t in env.reward_manager.active]  # weight 0: off
     env.episode_length_buf[:] = 2  # 0.04 s into a 0.4 s cycle: FR and RL in stance, FL and RR in swing
     assert env.robot.feet == ["FR_calf", "FL_calf", "RR_calf", "RL_calf"]
     env.contact = torch.tensor([[True, False, False, True], [False, True, True, False]])
@@ -220,7 +220,7 @@ def test_the_quadruped_trots_on_a_clock_by_default_and_its_reward_reads_the_obse
 
 def test_a_new_clock_period_moves_the_reward_and_a_reward_on_another_clock_is_refused():
     slow = simrl.make("quadruped", 1, device="cpu", cfg={"gait_period_s": 0.5})
-    fn = slow._reward_fns[[t.name for _, t in slow._reward_terms].index("gait_contact")]
+    fn = slow.reward_manager.term_fn("gait_contact")
     assert fn.keywords["period"] == 0.5
     with pytest.raises(ConfigError, match=r"'gait_contact': param period=0.8 differs from the gait clock"):
         simrl.make("quadruped", 1, device="cpu", cfg={"rewards": {"gait_contact": {
@@ -250,7 +250,7 @@ def test_the_default_offsets_pair_the_diagonal_feet_whatever_their_order():
         default_gait_offsets(assemble(three))
     # a clocked reward without a clock keeps its own period, with the robot's offsets
     env = simrl.make("quadruped", 1, device="cpu", cfg={"gait_period_s": None})
-    fn = env._reward_fns[[t.name for _, t in env._reward_terms].index("gait_contact")]
+    fn = env.reward_manager.term_fn("gait_contact")
     assert fn.keywords["offsets"] == [0.0, 0.5, 0.5, 0.0] and "period" not in fn.keywords
 
 

@@ -1,0 +1,69 @@
+"""Start-up checks of a task config against its env class's term tables, before anything is
+built: every term a config names exists, and observation entries are well formed. Each failure
+is one line naming the entry and the valid choices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from simrl.actions import action_entries
+from simrl.errors import ConfigError, UnknownNameError
+from simrl.events import event_terms
+from simrl.terminations import termination_terms
+from simrl.terms import reward_terms
+
+
+def check_terms(cls: type, cfg: Any) -> None:
+    """Every reward, observation, event, termination, action, command and curriculum term that
+    `cfg` names exists in `cls`'s tables (UnknownNameError otherwise)."""
+    task = getattr(cfg, "task_name", cls.task_name)
+
+    for t in reward_terms(cfg.rewards):
+        if t.func not in cls.REWARD_TERMS:
+            raise UnknownNameError(
+                f"unknown reward term '{t.func}' for task '{task}'; "
+                f"valid: {sorted(cls.REWARD_TERMS)}"
+            )
+    for e in event_terms(cfg.events):
+        if e.func not in cls.EVENT_TERMS:
+            raise UnknownNameError(f"event '{e.name}': unknown func '{e.func}' for task '{task}'; "
+                                   f"valid: {sorted(cls.EVENT_TERMS)}")
+    for t in termination_terms(cfg.terminations):
+        if t.func not in cls.TERMINATION_TERMS:
+            raise UnknownNameError(f"termination '{t.name}': unknown func '{t.func}' for task "
+                                   f"'{task}'; valid: {sorted(cls.TERMINATION_TERMS)}")
+    for name, func, _ in action_entries(cfg.actions):
+        if func not in cls.ACTION_TERMS:
+            raise UnknownNameError(f"action '{name}': unknown func '{func}' for task '{task}'; "
+                                   f"valid: {sorted(cls.ACTION_TERMS)}")
+    for what, entries, table in (("command", cfg.commands, cls.COMMAND_TERMS),
+                                 ("curriculum", cfg.curriculum, cls.CURRICULUM_TERMS)):
+        for name, c in entries.items():  # an entry without func merges into the task's own
+            func = c.get("func") if isinstance(c, Mapping) else None
+            if func is not None and func not in table:
+                raise UnknownNameError(f"{what} '{name}': unknown func '{func}' for task '{task}'; "
+                                       f"valid: {sorted(table)}")
+    for group, terms in cfg.observations.items():
+        names = [t.name for t in terms]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ConfigError(f"observation group '{group}' lists {twice} more than once: a term "
+                              f"appears once per group (its params say what it reads)")
+        for t in terms:
+            if isinstance(t.history, bool) or not isinstance(t.history, int) or t.history < 1:
+                raise ConfigError(f"observation term '{t.name}' in group '{group}': history "
+                                  f"must be an int >= 1 (frames stacked), got {t.history!r}")
+            if isinstance(t.delay, bool) or not isinstance(t.delay, int) or t.delay < 0:
+                raise ConfigError(f"observation term '{t.name}' in group '{group}': delay must be "
+                                  f"an int >= 0 (control steps), got {t.delay!r}")
+            if t.clip is not None and (isinstance(t.clip, bool) or not isinstance(t.clip, (int, float))
+                                       or not t.clip > 0):
+                raise ConfigError(f"observation term '{t.name}' in group '{group}': clip must be a "
+                                  f"number > 0 (or null), got {t.clip!r}")
+            if t.name not in cls.OBS_TERMS:
+                raise UnknownNameError(
+                    f"unknown observation term '{t.name}' in group '{group}' for task "
+                    f"'{task}'; valid: {sorted(cls.OBS_TERMS)}"
+                )
+

@@ -1,0 +1,90 @@
+"""An env batch's state for checkpoints: every world's physics, the task's and the managers'
+tensors, numbers and generators, as plain data that `torch.load(weights_only=True)` reads.
+
+The state carries a format number. Restoring a state of another format is refused in one line
+(its attributes would not land where this version keeps them); restoring one of another config
+names the fields that differ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from simrl.managers.observation import OBS_TERM_DEFAULTS
+from simrl.snapshot import capture, restore
+
+FORMAT = 2  # 1: simrl 0.1.0 (state on the env); 2: the managers own their state
+
+# env attributes rebuilt from the config, not saved
+NOT_STATE = frozenset({"sim", "model", "cfg", "_mirror_maps", "robot_mirror"})
+
+
+def config_key(env: Any) -> str:
+    """What an env state depends on besides itself: the task config, world count, backend."""
+    fields = dataclasses.asdict(env.cfg)
+    for terms in fields.get("observations", {}).values():  # a term's new fields at their
+        for t in terms:  # old values are left out: states saved before them still load
+            for k, v in OBS_TERM_DEFAULTS.items():
+                if isinstance(t, dict) and k in t and t[k] == v:
+                    del t[k]
+    cfg = json.dumps(fields, sort_keys=True, default=str)
+    return f"{env.task_name}|{env.num_envs}|{env.sim.backend}|{cfg}"
+
+
+def state_dict(env: Any) -> dict[str, Any]:
+    """Everything the next step depends on. `load_state_dict` on an env of the same config
+    continues bit for bit (on the same backend and device)."""
+    task = {k: v for k, v in vars(env).items() if k not in NOT_STATE}
+    return {"format": FORMAT, "config": config_key(env), "sim": env.sim.get_state(), "task": capture(task)}
+
+
+def load_state_dict(env: Any, state: dict[str, Any]) -> None:
+    """Restore `state_dict()`'s output. Raises ValueError for another format or config."""
+    found = state.get("format", 1)
+    if found != FORMAT:
+        raise ValueError(f"env state format {found} (simrl {'0.1.0' if found == 1 else 'other'}); this "
+                         f"simrl reads format {FORMAT}: train anew, or use the simrl that saved it")
+    if not _same_config(state["config"], config_key(env), env.cfg):
+        raise ValueError(_config_difference(state["config"], config_key(env)))
+    env.sim.set_state(state["sim"])
+    for k, v in state["task"].items():
+        setattr(env, k, restore(getattr(env, k, None), v, k))
+
+
+def _same_config(saved: str, here: str, cfg: Any) -> bool:
+    """Whether two `config_key`s agree, fields missing from `saved` taken at the values runs
+    saved before them had."""
+    if saved == here:
+        return True
+    (*a, ca), (*b, cb) = saved.split("|", 3), here.split("|", 3)
+    if a != b:
+        return False
+    old, new = json.loads(ca), json.loads(cb)
+    since = getattr(type(cfg), "since", {})
+    defaults = {f.name: f for f in dataclasses.fields(cfg)}
+    for k in new.keys() - old.keys():
+        f = defaults.get(k)
+        if k in since:
+            was = since[k]
+        elif f is not None and f.default is not dataclasses.MISSING:
+            was = f.default
+        elif f is not None and f.default_factory is not dataclasses.MISSING:
+            was = f.default_factory()
+        else:
+            return False
+        if json.loads(json.dumps(was, default=str)) != new[k]:
+            return False
+    return all(old[k] == new.get(k) for k in old)
+
+
+def _config_difference(saved: str, here: str) -> str:
+    """One line naming how two `config_key`s differ (the first differing task fields)."""
+    (*a, ca), (*b, cb) = saved.split("|", 3), here.split("|", 3)
+    names = ("task", "num_envs", "backend")
+    diffs = [f"{n} {x} -> {y}" for n, x, y in zip(names, a, b, strict=True) if x != y]
+    if not diffs:
+        da, db = json.loads(ca), json.loads(cb)
+        diffs = [f"task.cfg.{k}" for k in sorted(da.keys() | db.keys()) if da.get(k) != db.get(k)]
+    return "saved with another config: " + ", ".join(diffs[:5])

@@ -1,0 +1,162 @@
+"""What a task adds to the env batch: the hooks a task fills (its model, its buffers, its own
+term entries built from its fields, its part of a reset) and the facts export and deploy read
+(the action and deploy specs, joint limits, the mirror image of actions). Each has a default
+that suits a task whose config says everything (cartpole's)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mujoco
+import numpy as np
+import torch
+
+from simrl.errors import ConfigError
+from simrl.paths import ASSETS
+
+
+class TaskHooks:
+    """Mixin of `EnvBatch`: the hooks and specs, with their defaults."""
+
+    @property
+    def num_actions(self) -> int:
+        """The policy's actuators: the model's first `num_actions`; any after them hold a
+        robot's held joints (RobotCfg.held_joints) at their keyframe targets."""
+        scene = getattr(self, "scene", None)
+        return int(self.model.nu) - (len(scene.robot.held_joints) if scene is not None else 0)
+
+    def build_model(self) -> str | mujoco.MjModel:
+        """The model to simulate: `cfg.model` (an MJCF path, relative to assets/) by default;
+        tasks over a robot config assemble their scene here."""
+        return self.cfg.model if self.cfg.model.startswith("/") else str(ASSETS / self.cfg.model)
+
+    def setup(self) -> None:
+        """Allocate task buffers (called once, before the first reset)."""
+
+    def apply_actions(self, actions: torch.Tensor) -> None:
+        """Write `actions` (N, num_actions), clipped, into `sim.ctrl`: each action term drives
+        its actuators (simrl.actions; by default ctrl = offset + scale * action)."""
+        self.action_manager.apply(self, actions)
+
+    def task_actions(self) -> dict[str, dict[str, Any]]:
+        """The task's own action entries: one joint_position_action over every policy actuator
+        (the task's `action_scale` and `action_offset`); the config's `actions` replace them."""
+        return {"joint_pos": {"func": "joint_position_action", "params": {}}}
+
+    def task_events(self) -> dict[str, dict[str, Any]]:
+        """The task's own event entries, built from its fields (a legged task's pushes); they
+        run before the config's `events`, and a config event of the same name replaces one."""
+        return {}
+
+    def task_terminations(self) -> dict[str, dict[str, Any]]:
+        """The task's own termination entries, built from its fields (a legged task's tilt
+        limit); the config's `terminations` replace those of the same name."""
+        return {}
+
+    def task_commands(self) -> dict[str, dict[str, Any]]:
+        """The task's own command entries, built from its fields (a legged task's velocity
+        ranges); the config's `commands` replace those of the same name."""
+        return {}
+
+    def task_curriculum(self) -> dict[str, dict[str, Any]]:
+        """The task's own curriculum entries, built from its fields (a velocity task's
+        command_curriculum); the config's `curriculum` entries are merged over them."""
+        return {}
+
+    def link_terms(self) -> None:
+        """Keep references into the bound terms as task attributes (a command's tensors), once,
+        after the terms are bound and before the first reset."""
+
+    def refresh(self) -> None:
+        """Re-read task state from the sim views (after physics and after resets)."""
+
+    def update(self) -> None:
+        """Task state after the physics (commands, contact timers...); calls `refresh`."""
+        self.refresh()
+
+    def end_episodes(self, done: torch.Tensor) -> None:
+        """The episodes where bool `done` (N,) end this step, their reward sums still in
+        `episode_sums` (they are cleared next): a curriculum reads them here. No host sync."""
+
+    def reset_envs(self, mask: torch.Tensor) -> None:
+        """Task part of resetting the envs where bool `mask` (N,) is True; the sim is already at
+        its keyframe for them. Write with `torch.where(mask, new, old)` (or `masked_fill_`),
+        never `x[mask] = ...`: boolean indexing waits on the device for the count."""
+
+    def resolved_cfg(self) -> dict[str, Any]:
+        """Config fields whose value this env chose at build time (a None default resolved), as
+        plain data: a run's saved config records them, so replaying it under other overrides
+        (play on another terrain) builds the same network inputs. Tasks with such fields extend it."""
+        return {}
+
+    # --- what export and deploy read -----------------------------------------------------------
+    def action_spec(self) -> dict[str, Any]:
+        """How actions become actuator commands, as plain data (simrl.managers.action)."""
+        return self.action_manager.spec(self)
+
+    def deploy_spec(self) -> dict[str, Any]:
+        """What sim-to-sim needs to rehearse this task in plain MuJoCo C, as data (export writes
+        it into policy.json): how to rebuild the scene, where episodes start, how long they
+        last, what ends them, whether the policy tracks velocity commands. Tasks extend it."""
+        from simrl.terminations import merge_facts
+
+        return {
+            "scene": {"mjcf": self.cfg.model},
+            "keyframe": self.cfg.keyframe,
+            "episode_length_s": float(self.cfg.episode_length_s),
+            "tracks_commands": False,
+            # the termination terms' facts: max_abs_qpos {qpos index: limit}, max_tilt_cos, ...
+            "termination": merge_facts({}, self.termination_manager.facts),
+            "reset": {},  # qpos_noise: uniform +- on every qpos; joint_scale: [lo, hi]
+            "limits": self.joint_limits(),
+            # the commands' facts: tracks_commands (a velocity), target (a pose's or position's draw)
+            **self.command_manager.deploy_facts(self),
+        }
+
+    def joint_limits(self) -> dict[str, Any]:
+        """The actuated joints' position ranges, in action order (None where a joint is
+        unlimited): the deploy controller's safety envelope (simrl.deploy.controller)."""
+        from simrl.robot import joint_ranges, per_joint
+
+        m = self.model
+        joints = [int(m.actuator_trnid[i, 0]) for i in range(self.num_actions)]
+        limits: dict[str, Any] = {"joint_pos": joint_ranges(m, joints)}
+        robot = getattr(self, "robot", None)
+        if robot is not None and robot.velocity_limit is not None:
+            limits["joint_vel"] = per_joint(robot.velocity_limit, robot.joints, "velocity_limit").tolist()
+        return limits
+
+    # --- left-right mirror (symmetry augmentation) ---------------------------------------------
+    def action_mirror(self) -> tuple[np.ndarray, np.ndarray]:
+        """The mirror image of an action vector as (perm, sign); tasks with a mirror override it."""
+        raise ConfigError(f"task '{self.task_name}' defines no mirror image of its actions, so symmetry "
+                          "is not available for it: train without symmetry")
+
+    def mirror_maps(self) -> dict[str, Any]:
+        """{"obs": {group: (perm, sign)}, "actions": (perm, sign)} as device tensors: the mirror
+        image of every observation group and of the actions (simrl.mirror.apply). Built on the
+        first call and kept (not state: a checkpoint does not hold it)."""
+        import simrl.mirror as mirror
+
+        if "_mirror_maps" in self.__dict__:
+            return self._mirror_maps
+        perm, sign = self.action_mirror()
+        used = {slot.name for layout in self.obs_layout.values() for slot in layout}
+        terms = {name: f(self) for name, f in self.OBS_MIRROR.items() if name in used}
+        self._mirror_maps = {
+            "obs": {g: mirror.group_map(layout, terms, self.device, g)
+                    for g, layout in self.obs_layout.items()},
+            "actions": (torch.as_tensor(perm, device=self.device, dtype=torch.long),
+                        torch.as_tensor(sign, device=self.device, dtype=torch.float32)),
+        }
+        return self._mirror_maps
+
+    # --- rendering ----------------------------------------------------------------------------
+    def render(self, world: int = 0, width: int = 640, height: int = 480, camera: str | int | None = None):
+        """rgb_array frame (height, width, 3) of env `world`, from the model's tracking camera."""
+        from simrl.render import Renderer, default_camera
+
+        if getattr(self, "_renderer", None) is None or self._renderer_size != (width, height):
+            self._renderer = Renderer(self.sim, width, height)
+            self._renderer_size = (width, height)
+        return self._renderer.frame(world, default_camera(self.sim) if camera is None else camera)

@@ -1,0 +1,58 @@
+"""The action manager: how the policy's action columns drive the actuators, as action terms
+(simrl.actions), and the same facts as plain data for export and deploy (`spec`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import mujoco
+import numpy as np
+import torch
+
+from simrl.actions import action_entries, check_cover
+from simrl.terms import bind
+
+
+class ActionManager:
+    """The action entries of one env batch; together they claim every policy actuator once."""
+
+    def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, type]):
+        self.terms: dict[str, Any] = {}
+        for name, func, params in action_entries(entries):
+            self.terms[name] = bind(env, table[func], params, f"action '{name}'")(env)
+        check_cover(env, self.terms)
+
+    def apply(self, env: Any, actions: torch.Tensor) -> None:
+        """Write `actions` (N, num_actions) into `sim.ctrl` through every term."""
+        for term in self.terms.values():
+            term.apply(env, actions)
+
+    def spec(self, env: Any) -> dict[str, Any]:
+        """How actions become actuator commands, as plain data (export and deploy read it):
+        `scale` (one number, or one per actuator), `offset`, `mode`, and `binary` columns."""
+        m, na = env.model, env.num_actions
+        joint = mujoco.mjtObj.mjOBJ_JOINT
+        specs = [t.spec(env) for t in self.terms.values()]
+        scale: Any = np.zeros(na)
+        for sp in specs:
+            scale[sp["cols"]] = sp["scale"]
+        scales = {sp["scale"] for sp in specs if isinstance(sp["scale"], float) and "binary" not in sp}
+        if len(scales) == 1 and all("binary" not in sp and isinstance(sp["scale"], float) for sp in specs):
+            scale = scales.pop()  # one number where every actuator shares it
+        else:
+            scale = scale.tolist()
+        binary = [{"index": sp["cols"][0], **sp["binary"]} for sp in specs if "binary" in sp]
+        return {
+            "scale": scale,
+            "mode": next((sp["mode"] for sp in specs if "mode" in sp), "absolute"),
+            **({"binary": binary} if binary else {}),
+            "offset": env.action_offset.tolist(),
+            "clip": float(env.cfg.action_clip),
+            "actuator_names": [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(na)],
+            "joint_names": [mujoco.mj_id2name(m, joint, int(m.actuator_trnid[i, 0])) for i in range(na)],
+            "kp": m.actuator_gainprm[:na, 0].tolist(),
+            "kd": (-m.actuator_biasprm[:na, 2]).tolist(),
+            "torque_limit": np.abs(m.actuator_forcerange[:na]).max(axis=1).tolist(),
+            "ctrl_range": m.actuator_ctrlrange[:na].tolist(),
+        }

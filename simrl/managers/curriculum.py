@@ -1,0 +1,33 @@
+"""The curriculum manager: terms that raise a task's difficulty as the policy earns it
+(simrl.curriculum), updated on the episodes that end, logged once per iteration."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from simrl.curriculum import curriculum_entries
+from simrl.terms import bind
+
+
+class CurriculumManager:
+    """The curriculum entries of one env batch. State: each term's (its level)."""
+
+    def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, type]):
+        self.terms: dict[str, Any] = {}
+        for name, func, params in curriculum_entries(entries):
+            self.terms[name] = bind(env, table[func], params, f"curriculum '{name}'")(env)
+
+    def update(self, env: Any, done: torch.Tensor) -> None:
+        """After the rewards, on the episodes where `done` (their sums still in the env's log)."""
+        for term in self.terms.values():
+            term.update(env, done)
+
+    def log(self, env: Any) -> dict[str, float]:
+        """Every term's figures for the episode log (reads the device: once per iteration)."""
+        out: dict[str, float] = {}
+        for term in self.terms.values():
+            out.update({k: float(v) for k, v in term.log(env).items()})
+        return out

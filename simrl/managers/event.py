@@ -1,0 +1,44 @@
+"""The event manager: randomization and disturbances as event terms (simrl.events), by mode.
+
+`startup` events run once for every env before the first reset (per-world model fields),
+`reset` events on the envs being reset (after the task's own reset and the commands' draws),
+`interval` events every `interval_s` of each env's episode, before the physics step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from simrl.events import MODES, event_terms
+from simrl.terms import bind
+
+
+class EventManager:
+    """The event entries of one env batch. Holds no state of its own."""
+
+    not_state = frozenset({"fns"})
+
+    def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, Callable[..., None]]):
+        self.fns: dict[str, list[tuple[Callable[..., None], int]]] = {mode: [] for mode in MODES}
+        for e in event_terms(entries):  # names: the env's check_terms
+            steps = 0 if e.interval_s is None else max(1, round(e.interval_s / env.dt))
+            fn = bind(env, table[e.func], e.params, f"event '{e.name}'", call_args=2)
+            self.fns[e.mode].append((fn, steps))
+
+    def interval_steps(self) -> list[int]:
+        """Control steps between the firings of each interval event."""
+        return [steps for _, steps in self.fns["interval"]]
+
+    def apply(self, env: Any, mode: str, mask: torch.Tensor | None = None) -> None:
+        """Run the `mode` events on the envs where `mask` (None: every env); `interval` events
+        on the envs whose episode reaches their period with the coming step."""
+        for fn, steps in self.fns[mode]:
+            if mode == "interval":
+                fn(env, (env.episode_length_buf + 1) % steps == 0)
+            elif mask is None:
+                fn(env, torch.ones(env.num_envs, device=env.device, dtype=torch.bool))
+            else:
+                fn(env, mask)
