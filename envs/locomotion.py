@@ -32,10 +32,10 @@ import torch
 import simrl.mirror as mirror
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
+from simrl.managers.termination import deploy_facts
+from simrl.managers.terms import FINITE, NON_NEGATIVE, POSITIVE, UNIT_OPEN, index_of, param_rules
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
 from simrl.robot import Scene, assemble
-from simrl.terminations import deploy_facts
-from simrl.terms import FINITE, NON_NEGATIVE, POSITIVE, UNIT_OPEN, index_of, param_rules
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
 
@@ -621,7 +621,7 @@ class LocomotionEnv(EnvBatch):
 
     def task_curriculum(self) -> dict[str, dict[str, Any]]:
         """`command_curriculum` ({start, step, threshold}) as the command_level term on
-        base_velocity, raised when track_lin_vel is earned (simrl.curriculum)."""
+        base_velocity, raised when track_lin_vel is earned (simrl.mdp.curriculum)."""
         cc = self.cfg.command_curriculum
         if cc is None:
             return {}
@@ -949,7 +949,7 @@ def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
 LocomotionEnv.OBS_TERMS = OBS
 
 
-# --- terminations (simrl.terminations; body_contact and the others there apply too) -----------
+# --- terminations (simrl.mdp.terminations; body_contact and the others there apply too) -----------
 @deploy_facts(lambda env, max_tilt_cos: {"max_tilt_cos": float(max_tilt_cos)})
 def base_tilt(env: LocomotionEnv, max_tilt_cos: float) -> torch.Tensor:
     """The base's up axis tilted past acos(`max_tilt_cos`) from the vertical (in the IMU frame)."""

@@ -29,6 +29,7 @@ import torch
 
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
+from simrl.managers.terms import POSITIVE, param_rules
 from simrl.math import (
     quat_angle,
     quat_conjugate,
@@ -39,7 +40,6 @@ from simrl.math import (
     quat_to_rotvec,
 )
 from simrl.robot import Scene, assemble
-from simrl.terms import POSITIVE, param_rules
 
 EE = "attachment_site"  # the Panda's flange site (Menagerie's panda_nohand.xml)
 

@@ -19,7 +19,7 @@ A task subclasses `EnvBatch`, fills the hooks it needs (simrl.env.task) and list
 functions in tables: `OBS_TERMS`, `REWARD_TERMS`, `METRIC_TERMS`, `TRACKING_TERMS`, plus the
 library's `EVENT_TERMS`, `TERMINATION_TERMS`, `COMMAND_TERMS`, `ACTION_TERMS`,
 `CURRICULUM_TERMS`. Term params that name bodies, joints or sites resolve to indices once, at
-start-up (simrl.terms), so the step indexes with tensors and never looks a name up.
+start-up (simrl.managers.terms), so the step indexes with tensors and never looks a name up.
 """
 
 from __future__ import annotations
@@ -38,12 +38,8 @@ from tensordict import TensorDict
 
 import simrl.env.checks as checks
 import simrl.env.state as env_state
-from simrl.actions import ACTION_TERMS
-from simrl.commands import COMMAND_TERMS
-from simrl.curriculum import CURRICULUM_TERMS
 from simrl.env.config import EnvCfg, merge_entries
 from simrl.env.task import TaskHooks
-from simrl.events import EVENT_TERMS
 from simrl.managers import (
     ActionManager,
     CommandManager,
@@ -54,8 +50,12 @@ from simrl.managers import (
     RewardManager,
     TerminationManager,
 )
+from simrl.mdp.actions import ACTION_TERMS
+from simrl.mdp.commands import COMMAND_TERMS
+from simrl.mdp.curriculum import CURRICULUM_TERMS
+from simrl.mdp.events import EVENT_TERMS
+from simrl.mdp.terminations import TERMINATION_TERMS
 from simrl.sim import Sim, SimError, make_sim, resolve_device
-from simrl.terminations import TERMINATION_TERMS
 
 
 class EnvBatch(TaskHooks, gym.vector.VectorEnv):

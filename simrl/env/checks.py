@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from simrl.actions import action_entries
 from simrl.errors import ConfigError, UnknownNameError
-from simrl.events import event_terms
-from simrl.terminations import termination_terms
-from simrl.terms import reward_terms
+from simrl.managers.action import action_entries
+from simrl.managers.event import event_terms
+from simrl.managers.termination import termination_terms
+from simrl.managers.terms import reward_terms
 
 
 def check_terms(cls: type, cfg: Any) -> None:

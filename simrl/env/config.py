@@ -32,19 +32,19 @@ class EnvCfg:
     # can serve under two names with different params (a coarse and a fine distance kernel)
     rewards: dict[str, float | dict[str, Any]] = field(default_factory=dict)
     # name -> {func, mode: startup | reset | interval, interval_s, params}: randomization and
-    # pushes by configuration (simrl.events), after the task's own
+    # pushes by configuration (simrl.mdp.events), after the task's own
     events: dict[str, dict[str, Any]] = field(default_factory=dict)
     # name -> {func, params, time_out} (null: drop the task's own term of that name): what ends
-    # an episode (simrl.terminations), after the task's own entries
+    # an episode (simrl.mdp.terminations), after the task's own entries
     terminations: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     # name -> {func, resample_s, params} (null: drop the task's own command of that name): what
-    # each env is asked to do, drawn at resets and on a clock (simrl.commands)
+    # each env is asked to do, drawn at resets and on a clock (simrl.mdp.commands)
     commands: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     # name -> {func, params} (null: drop the task's own): how action columns drive the policy's
-    # actuators (simrl.actions); none: the task's one joint_position_action over all of them
+    # actuators (simrl.mdp.actions); none: the task's one joint_position_action over all of them
     actions: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     # name -> {func, params} (null: drop the task's own): what raises the difficulty as the
-    # policy earns it (simrl.curriculum), merged over the task's own entries
+    # policy earns it (simrl.mdp.curriculum), merged over the task's own entries
     curriculum: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 

@@ -35,7 +35,7 @@ class TaskHooks:
 
     def apply_actions(self, actions: torch.Tensor) -> None:
         """Write `actions` (N, num_actions), clipped, into `sim.ctrl`: each action term drives
-        its actuators (simrl.actions; by default ctrl = offset + scale * action)."""
+        its actuators (simrl.mdp.actions; by default ctrl = offset + scale * action)."""
         self.action_manager.apply(self, actions)
 
     def task_actions(self) -> dict[str, dict[str, Any]]:
@@ -98,7 +98,7 @@ class TaskHooks:
         """What sim-to-sim needs to rehearse this task in plain MuJoCo C, as data (export writes
         it into policy.json): how to rebuild the scene, where episodes start, how long they
         last, what ends them, whether the policy tracks velocity commands. Tasks extend it."""
-        from simrl.terminations import merge_facts
+        from simrl.managers.termination import merge_facts
 
         return {
             "scene": {"mjcf": self.cfg.model},

@@ -1,16 +1,37 @@
-"""The command manager: what each env is asked to do, as command terms (simrl.commands), drawn
+"""The command manager: what each env is asked to do, as command terms (simrl.mdp.commands), drawn
 at resets and, where `resample_s` is set, on each env's own clock."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
-from simrl.commands import command_entries
 from simrl.errors import ConfigError, UnknownNameError
-from simrl.terms import bind
+from simrl.managers.terms import bind, func_entries
+
+
+class CommandEntry(NamedTuple):
+    """One entry of a task config's `commands`."""
+
+    name: str
+    func: str
+    resample_s: float | None
+    params: dict[str, Any]
+
+
+def command_entries(entries: Mapping[str, Any] | None) -> list[CommandEntry]:
+    """The config's `commands` (name -> {func, resample_s, params}; null: none), validated."""
+    out = []
+    for name, func, params, extra in func_entries(entries, "command", extra=("resample_s",)):
+        every = extra.get("resample_s")
+        if every is not None and (isinstance(every, bool) or not isinstance(every, (int, float))
+                                  or not every > 0):
+            raise ConfigError(f"command '{name}': resample_s must be > 0 s (or null: only at resets), "
+                              f"got {every!r}")
+        out.append(CommandEntry(name, func, None if every is None else float(every), params))
+    return out
 
 
 class CommandManager:

@@ -1,5 +1,5 @@
 """The curriculum manager: terms that raise a task's difficulty as the policy earns it
-(simrl.curriculum), updated on the episodes that end, logged once per iteration."""
+(simrl.mdp.curriculum), updated on the episodes that end, logged once per iteration."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ from typing import Any
 
 import torch
 
-from simrl.curriculum import curriculum_entries
-from simrl.terms import bind
+from simrl.managers.terms import bind, func_entries
+
+
+def curriculum_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:
+    """The config's `curriculum` (name -> {func, params}; null: none) as (name, func, params)."""
+    return [(name, func, params) for name, func, params, _ in func_entries(entries, "curriculum")]
 
 
 class CurriculumManager:

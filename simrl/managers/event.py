@@ -1,4 +1,4 @@
-"""The event manager: randomization and disturbances as event terms (simrl.events), by mode.
+"""The event manager: randomization and disturbances as event terms (simrl.mdp.events), by mode.
 
 `startup` events run once for every env before the first reset (per-world model fields),
 `reset` events on the envs being reset (after the task's own reset and the commands' draws),
@@ -8,12 +8,47 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
-from simrl.events import MODES, event_terms
-from simrl.terms import bind
+from simrl.errors import ConfigError
+from simrl.managers.terms import bind
+
+MODES = ("startup", "reset", "interval")
+
+
+class EventTerm(NamedTuple):
+    """One entry of a task config's `events`."""
+
+    name: str
+    func: str
+    mode: str
+    interval_s: float | None
+    params: dict[str, Any]
+
+
+def event_terms(events: Mapping[str, Any] | None) -> list[EventTerm]:
+    """The config's `events` (name -> {func, mode, interval_s, params}) as terms, validated."""
+    out = []
+    for name, entry in (events or {}).items():
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"event '{name}': an entry is {{func, mode, interval_s, params}}, "
+                              f"got {entry!r}")
+        unknown = sorted(set(entry) - {"func", "mode", "interval_s", "params"})
+        if unknown or "mode" not in entry:
+            raise ConfigError(f"event '{name}': an entry takes func, mode (required: one of {list(MODES)}), "
+                              f"interval_s and params; got {sorted(entry)}")
+        mode, interval = entry["mode"], entry.get("interval_s")
+        if mode not in MODES:
+            raise ConfigError(f"event '{name}': mode must be one of {list(MODES)}, got {mode!r}")
+        if (mode == "interval") != (interval is not None):
+            raise ConfigError(f"event '{name}': interval_s (s, > 0) goes with mode interval and only with it")
+        if interval is not None and not float(interval) > 0:
+            raise ConfigError(f"event '{name}': interval_s must be > 0 s, got {interval!r}")
+        out.append(EventTerm(str(name), str(entry.get("func") or name), mode,
+                             None if interval is None else float(interval), dict(entry.get("params") or {})))
+    return out
 
 
 class EventManager:

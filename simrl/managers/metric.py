@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from simrl.terms import bind
+from simrl.managers.terms import bind
 
 
 class MetricManager:

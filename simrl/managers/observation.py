@@ -18,7 +18,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from simrl.terms import bind
+from simrl.managers.terms import bind
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from simrl.terms import RewardTerm, bind, reward_terms
+from simrl.managers.terms import RewardTerm, bind, reward_terms
 
 
 class RewardManager:

@@ -1,4 +1,4 @@
-"""The termination manager: what ends an episode, as terms (simrl.terminations).
+"""The termination manager: what ends an episode, as terms (simrl.mdp.terminations).
 
 Every term is evaluated each step into one (N, terms) bool tensor of hits. A term without
 `time_out` ends its episode in a terminal state; one with `time_out` truncates it (the learner
@@ -9,12 +9,61 @@ log. The terms' `deploy_facts` (a robot-side check's limits) are merged for `pol
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
-from simrl.terminations import TerminationTerm, merge_facts, termination_terms
-from simrl.terms import bind
+from simrl.errors import ConfigError
+from simrl.managers.terms import bind
+
+
+class TerminationTerm(NamedTuple):
+    """One entry of a task config's `terminations`."""
+
+    name: str
+    func: str
+    time_out: bool
+    params: dict[str, Any]
+
+
+def termination_terms(entries: Mapping[str, Any] | None) -> list[TerminationTerm]:
+    """The config's `terminations` (name -> {func, params, time_out}; null: none) as terms."""
+    out = []
+    for name, entry in (entries or {}).items():
+        if entry is None:
+            continue
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"termination '{name}': an entry is {{func, params, time_out}} (or null "
+                              f"to drop the task's own), got {entry!r}")
+        unknown = sorted(set(entry) - {"func", "params", "time_out"})
+        if unknown:
+            raise ConfigError(f"termination '{name}': an entry takes func, params and time_out; "
+                              f"got {sorted(entry)}")
+        time_out = entry.get("time_out", False)
+        if not isinstance(time_out, bool):
+            raise ConfigError(f"termination '{name}': time_out must be true or false, got {time_out!r}")
+        out.append(TerminationTerm(str(name), str(entry.get("func") or name), time_out,
+                                   dict(entry.get("params") or {})))
+    return out
+
+
+def deploy_facts(facts: Callable[..., dict[str, Any]]) -> Callable[[Callable], Callable]:
+    """Attach `facts(env, **bound params) -> dict` to a term: its part of policy.json's
+    `deploy.termination` (nested dicts merge)."""
+    def attach(func: Callable) -> Callable:
+        func.deploy_facts = facts
+        return func
+    return attach
+
+
+def merge_facts(into: dict[str, Any], facts: Mapping[str, Any]) -> dict[str, Any]:
+    """`facts` merged into `into`: nested dicts merge key by key, other values replace."""
+    for k, v in facts.items():
+        if isinstance(v, Mapping) and isinstance(into.get(k), dict):
+            merge_facts(into[k], v)
+        else:
+            into[k] = dict(v) if isinstance(v, Mapping) else v
+    return into
 
 
 class TerminationManager:

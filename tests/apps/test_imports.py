@@ -93,7 +93,8 @@ def test_no_import_cycles_below_the_package_facade():
     ("simrl.sim", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api", "simrl.robot")),
     ("simrl.terrain", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api")),
     ("simrl.robot", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api")),
-    ("simrl.managers", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api", "simrl.config")),
+    ("simrl.managers", ("simrl.mdp", "simrl.env", "simrl.rl", "simrl.registry", "simrl.api", "simrl.config")),
+    ("simrl.mdp", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api", "simrl.config")),
     ("simrl.env", ("simrl.rl", "simrl.registry", "simrl.api", "simrl.config")),
     ("simrl.envs", ("simrl.rl", "simrl.registry", "simrl.api", "simrl.config", "simrl.bench", "simrl.cli")),
 ])

@@ -345,7 +345,8 @@ def test_the_command_curriculum_widens_the_ranges_when_tracking_is_earned():
     def window(share: float) -> float:
         for _ in range(env.max_episode_length):
             env.reward_manager.sums[:, col] = share * best
-            env.curriculum_manager.terms["command_level"].update(env, torch.tensor([True, False, True, False]))
+            term = env.curriculum_manager.terms["command_level"]
+            term.update(env, torch.tensor([True, False, True, False]))
         return float(env.command_level)
 
     assert window(0.5) == 0.5  # under the threshold: no rise

@@ -11,7 +11,7 @@ task's config:
 A task builds its own entries from its fields (`EnvBatch.task_terminations`); the config's
 replace those of the same name. An episode ended by a term is terminated (a terminal state)
 unless the term says `time_out: true`. Params are bound once as reward terms' are
-(`simrl.terms`). Each ending is logged per term as `Episode_Termination/<name>`: the share of
+(`simrl.managers.terms`). Each ending is logged per term as `Episode_Termination/<name>`: the share of
 the ended episodes in which that term fired.
 
 A term may carry the facts a robot-side check needs (`deploy_facts`): they go into
@@ -22,63 +22,13 @@ neither needs to know the task.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import mujoco
 import torch
 
 from simrl.errors import ConfigError
-
-
-class TerminationTerm(NamedTuple):
-    """One entry of a task config's `terminations`."""
-
-    name: str
-    func: str
-    time_out: bool
-    params: dict[str, Any]
-
-
-def termination_terms(entries: Mapping[str, Any] | None) -> list[TerminationTerm]:
-    """The config's `terminations` (name -> {func, params, time_out}; null: none) as terms."""
-    out = []
-    for name, entry in (entries or {}).items():
-        if entry is None:
-            continue
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"termination '{name}': an entry is {{func, params, time_out}} (or null "
-                              f"to drop the task's own), got {entry!r}")
-        unknown = sorted(set(entry) - {"func", "params", "time_out"})
-        if unknown:
-            raise ConfigError(f"termination '{name}': an entry takes func, params and time_out; "
-                              f"got {sorted(entry)}")
-        time_out = entry.get("time_out", False)
-        if not isinstance(time_out, bool):
-            raise ConfigError(f"termination '{name}': time_out must be true or false, got {time_out!r}")
-        out.append(TerminationTerm(str(name), str(entry.get("func") or name), time_out,
-                                   dict(entry.get("params") or {})))
-    return out
-
-
-def deploy_facts(facts: Callable[..., dict[str, Any]]) -> Callable[[Callable], Callable]:
-    """Attach `facts(env, **bound params) -> dict` to a term: its part of policy.json's
-    `deploy.termination` (nested dicts merge)."""
-    def attach(func: Callable) -> Callable:
-        func.deploy_facts = facts
-        return func
-    return attach
-
-
-def merge_facts(into: dict[str, Any], facts: Mapping[str, Any]) -> dict[str, Any]:
-    """`facts` merged into `into`: nested dicts merge key by key, other values replace."""
-    for k, v in facts.items():
-        if isinstance(v, Mapping) and isinstance(into.get(k), dict):
-            merge_facts(into[k], v)
-        else:
-            into[k] = dict(v) if isinstance(v, Mapping) else v
-    return into
-
+from simrl.managers.termination import deploy_facts
 
 # --- terms ------------------------------------------------------------------------------------
 _QPOSADR: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> {joint: qpos address}

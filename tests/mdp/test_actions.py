@@ -1,4 +1,4 @@
-"""Actions by configuration (simrl.actions): joint position targets with a scale per joint, a
+"""Actions by configuration (simrl.mdp.actions): joint position targets with a scale per joint, a
 binary gripper, the action spec the robot-side runtime reads, and bad entries."""
 
 from __future__ import annotations
@@ -109,7 +109,8 @@ def test_mixed_modes_are_refused():
 
 def test_lift_drives_its_gripper_binary_by_default_and_like_the_arm_with_gripper_null():
     env = simrl.make("lift", 2, device="cpu", seed=0)
-    assert list(env.action_manager.terms) == ["joint_pos", "gripper"] and len(env.action_spec()["binary"]) == 1
+    assert list(env.action_manager.terms) == ["joint_pos", "gripper"]
+    assert len(env.action_spec()["binary"]) == 1
     old = simrl.make("lift", 2, device="cpu", seed=0, cfg={"gripper": None})
     assert list(old.action_manager.terms) == ["joint_pos"] and "binary" not in old.action_spec()
     with pytest.raises(ConfigError, match="gripper 'hand' is not one of the robot's policy joints"):

@@ -18,21 +18,15 @@ columns with their open and closed targets.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import torch
 
 from simrl.errors import ConfigError
-from simrl.terms import func_entries, index_of
+from simrl.managers.terms import index_of
 
 MODES = ("absolute", "delta")
-
-
-def action_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:
-    """The config's `actions` (name -> {func, params}; null: none) as (name, func, params)."""
-    return [(name, func, params) for name, func, params, _ in func_entries(entries, "action")]
 
 
 def policy_actuators(env: Any, joints: torch.Tensor | list[int] | None, where: str) -> list[int]:
@@ -129,21 +123,3 @@ class BinaryGripperAction:
 ACTION_TERMS = {"joint_position_action": JointPositionAction, "binary_gripper_action": BinaryGripperAction}
 
 
-def check_cover(env: Any, terms: Mapping[str, Any]) -> None:
-    """Every policy actuator claimed by exactly one term, and one mode for all (the runtime's)."""
-    m, na = env.model, env.num_actions
-    owner: dict[int, str] = {}
-    for name, term in terms.items():
-        for c in term.cols:
-            if c in owner:
-                raise ConfigError(f"action terms '{owner[c]}' and '{name}' both drive actuator "
-                                  f"'{m.actuator(c).name}': each policy actuator belongs to one term")
-            owner[c] = name
-    free = [m.joint(int(m.actuator_trnid[i, 0])).name for i in range(na) if i not in owner]
-    if free:
-        raise ConfigError(f"joints {free} are in no action term: add them to one (a joint_position_action's "
-                          f"joints) or hold them (the robot's held_joints)")
-    modes = {t.mode for t in terms.values() if hasattr(t, "mode")}
-    if len(modes) > 1:
-        raise ConfigError(f"action terms mix modes {sorted(modes)}: a policy's joint targets are all "
-                          "absolute or all delta")

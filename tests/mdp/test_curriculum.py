@@ -1,4 +1,4 @@
-"""Curricula by configuration (simrl.curriculum): the command level as a term with params."""
+"""Curricula by configuration (simrl.mdp.curriculum): the command level as a term with params."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def test_the_velocity_tasks_field_and_a_config_entry_merge():
     env = _quad(command_curriculum={"start": 0.5}, curriculum={"command_level": {"params": {"step": 0.2}}})
     term = env.curriculum_manager.terms["command_level"]
     assert float(env.command_level) == 0.5 and term.step == 0.2 and term.threshold == 0.8
-    assert not _quad(command_curriculum={"start": 0.5}, curriculum={"command_level": None}).curriculum_manager.terms
+    dropped = _quad(command_curriculum={"start": 0.5}, curriculum={"command_level": None})
+    assert not dropped.curriculum_manager.terms
 
 
 @pytest.mark.parametrize(("curriculum", "error", "words"), [

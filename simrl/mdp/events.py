@@ -8,7 +8,7 @@ at a point of their episodes, listed in a task's config:
 Modes: `startup` (once, every env, before the first reset: per-world model randomization),
 `reset` (the envs being reset, after the task's own reset), `interval` (every `interval_s` of each
 env's episode, before the physics step, so that step's observation shows it). Params are bound
-once as reward terms' are (simrl.terms: `body`/`bodies`/`joint`/`joints`/`site`/`sites` name model
+once as reward terms' are (simrl.managers.terms: `body`/`bodies`/`joint`/`joints`/`site`/`sites` name model
 objects and become ids). Every draw is for all envs, kept where `mask`: no host sync. An env's
 own hard-coded randomization (a task's fields) runs before its events, so adding an event leaves
 the random stream of everything before it as it was.
@@ -17,49 +17,12 @@ the random stream of everything before it as it was.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import mujoco
 import torch
 
 from simrl.errors import ConfigError
-
-MODES = ("startup", "reset", "interval")
-
-
-class EventTerm(NamedTuple):
-    """One entry of a task config's `events`."""
-
-    name: str
-    func: str
-    mode: str
-    interval_s: float | None
-    params: dict[str, Any]
-
-
-def event_terms(events: Mapping[str, Any] | None) -> list[EventTerm]:
-    """The config's `events` (name -> {func, mode, interval_s, params}) as terms, validated."""
-    out = []
-    for name, entry in (events or {}).items():
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"event '{name}': an entry is {{func, mode, interval_s, params}}, "
-                              f"got {entry!r}")
-        unknown = sorted(set(entry) - {"func", "mode", "interval_s", "params"})
-        if unknown or "mode" not in entry:
-            raise ConfigError(f"event '{name}': an entry takes func, mode (required: one of {list(MODES)}), "
-                              f"interval_s and params; got {sorted(entry)}")
-        mode, interval = entry["mode"], entry.get("interval_s")
-        if mode not in MODES:
-            raise ConfigError(f"event '{name}': mode must be one of {list(MODES)}, got {mode!r}")
-        if (mode == "interval") != (interval is not None):
-            raise ConfigError(f"event '{name}': interval_s (s, > 0) goes with mode interval and only with it")
-        if interval is not None and not float(interval) > 0:
-            raise ConfigError(f"event '{name}': interval_s must be > 0 s, got {interval!r}")
-        out.append(EventTerm(str(name), str(entry.get("func") or name), mode,
-                             None if interval is None else float(interval), dict(entry.get("params") or {})))
-    return out
-
 
 _DOFADR: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> jnt_dofadr on its device
 

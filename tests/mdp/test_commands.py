@@ -1,4 +1,4 @@
-"""Commands by configuration (simrl.commands): the velocity task's base_velocity, the arms'
+"""Commands by configuration (simrl.mdp.commands): the velocity task's base_velocity, the arms'
 pose and position targets, their clocks, pinning for evaluation, checkpoints and bad entries."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Terminations by configuration (simrl.terminations): terms with params, time-out terms, the
+"""Terminations by configuration (simrl.mdp.terminations): terms with params, time-out terms, the
 per-term log, and the facts they give the robot-side check (policy.json's deploy.termination)."""
 
 from __future__ import annotations

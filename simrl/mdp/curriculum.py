@@ -18,18 +18,12 @@ inside that task's reset (`simrl.terrain.next_levels`) rather than here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import torch
 
 from simrl.errors import ConfigError
-from simrl.terms import func_entries, reward_terms
-
-
-def curriculum_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:
-    """The config's `curriculum` (name -> {func, params}; null: none) as (name, func, params)."""
-    return [(name, func, params) for name, func, params, _ in func_entries(entries, "curriculum")]
+from simrl.managers.terms import reward_terms
 
 
 class CommandLevel:

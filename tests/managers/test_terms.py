@@ -1,4 +1,4 @@
-"""Terms with parameters (simrl.terms): entries, binding, name resolution, and their errors."""
+"""Terms with parameters (simrl.managers.terms): entries, binding, name resolution, and their errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import torch
 
 import simrl
 from simrl.errors import ConfigError, UnknownNameError
-from simrl.terms import bind, resolve, reward_terms
+from simrl.managers.terms import bind, resolve, reward_terms
 
 
 def test_reward_entries_weight_or_dict():
@@ -62,7 +62,7 @@ def test_bind_errors_name_the_problem():
 
 
 def test_param_rules_refuse_a_bad_value_once_at_binding():
-    from simrl.terms import NON_NEGATIVE, POSITIVE, UNIT_OPEN, param_rules
+    from simrl.managers.terms import NON_NEGATIVE, POSITIVE, UNIT_OPEN, param_rules
 
     env = _Env()
 

@@ -1,4 +1,4 @@
-"""Events by configuration (simrl.events): startup, reset and interval terms with params."""
+"""Events by configuration (simrl.mdp.events): startup, reset and interval terms with params."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ A command term is a small class: `func(env, **params)` builds its state (tensors
 (N, ...)), `resample(env, mask)` draws new commands where bool `mask` (N,), `step(env)` runs
 after each physics step (a heading's steering), `fix(env, values)` pins every env's command
 (evaluation; resets still draw) and `deploy_facts(env)` says what `policy.json` needs to
-rehearse it. Params are bound once as other terms' are (simrl.terms: `site`, `body`...
+rehearse it. Params are bound once as other terms' are (simrl.managers.terms: `site`, `body`...
 become ids). A term keeps no reference to the env (its state is checkpointed by walking it).
 
 Order within a step: physics, the task's `update`, then each command's clock resample and
@@ -26,37 +26,13 @@ reset events. Every draw is for all envs, kept where the mask is: no host sync.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import mujoco
 import torch
 
 from simrl.errors import ConfigError
 from simrl.math import quat_conjugate, quat_from_euler, quat_mul
-from simrl.terms import func_entries
-
-
-class CommandEntry(NamedTuple):
-    """One entry of a task config's `commands`."""
-
-    name: str
-    func: str
-    resample_s: float | None
-    params: dict[str, Any]
-
-
-def command_entries(entries: Mapping[str, Any] | None) -> list[CommandEntry]:
-    """The config's `commands` (name -> {func, resample_s, params}; null: none), validated."""
-    out = []
-    for name, func, params, extra in func_entries(entries, "command", extra=("resample_s",)):
-        every = extra.get("resample_s")
-        if every is not None and (isinstance(every, bool) or not isinstance(every, (int, float))
-                                  or not every > 0):
-            raise ConfigError(f"command '{name}': resample_s must be > 0 s (or null: only at resets), "
-                              f"got {every!r}")
-        out.append(CommandEntry(name, func, None if every is None else float(every), params))
-    return out
 
 
 def _range(name: str, value: Any) -> tuple[float, float]:
@@ -224,5 +200,4 @@ class PositionCommand:
 COMMAND_TERMS = {"velocity_command": VelocityCommand, "pose_command": PoseCommand,
                  "position_command": PositionCommand}
 
-__all__ = ["COMMAND_TERMS", "CommandEntry", "PoseCommand", "PositionCommand", "VelocityCommand",
-           "command_entries"]
+__all__ = ["COMMAND_TERMS", "PoseCommand", "PositionCommand", "VelocityCommand"]
