@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import torch
 
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
+from simrl.managers.observation import observation
 
 
 @dataclass
@@ -49,23 +50,21 @@ class CartpoleEnv(EnvBatch):
         self.sim.qvel[:] = torch.where(rows, self.uniform((n, 2), -s, s).to(self.sim.dtype), self.sim.qvel)
 
 
-CartpoleEnv.OBS_TERMS = {
-    "cart_pos": lambda env: env.sim.qpos[:, :1].float(),
-    "pole_angle": lambda env: env.sim.qpos[:, 1:2].float(),
-    "cart_vel": lambda env: env.sim.qvel[:, :1].float(),
-    "pole_vel": lambda env: env.sim.qvel[:, 1:2].float(),
+_ENC = "joint encoder angles: [cart position m, pole angle rad]"
+_VEL = "joint velocities: [cart m/s, pole rad/s]"
+CartpoleEnv.OBS_TERMS = {  # each with how a robot supplies it (export writes it into policy.json)
+    "cart_pos": observation(lambda env: env.sim.qpos[:, :1].float(),
+                            read={"reading": "joint_pos", "columns": [0], "doc": _ENC}),
+    "pole_angle": observation(lambda env: env.sim.qpos[:, 1:2].float(),
+                              read={"reading": "joint_pos", "columns": [1], "doc": _ENC}),
+    "cart_vel": observation(lambda env: env.sim.qvel[:, :1].float(),
+                            read={"reading": "joint_vel", "columns": [0], "doc": _VEL}),
+    "pole_vel": observation(lambda env: env.sim.qvel[:, 1:2].float(),
+                            read={"reading": "joint_vel", "columns": [1], "doc": _VEL}),
 }
 CartpoleEnv.REWARD_TERMS = {
     "alive": lambda env: torch.ones(env.num_envs, device=env.device),
     "upright": lambda env: torch.cos(env.sim.qpos[:, 1]).float(),
     "centered": lambda env: -env.sim.qpos[:, 0].abs().float(),
     "effort": lambda env: env.actions.square().sum(dim=1),
-}
-_ENC = "joint encoder angles: [cart position m, pole angle rad]"
-_VEL = "joint velocities: [cart m/s, pole rad/s]"
-CartpoleEnv.OBS_READS = {  # how a robot supplies each term (export writes it into policy.json)
-    "cart_pos": {"reading": "joint_pos", "columns": [0], "doc": _ENC},
-    "pole_angle": {"reading": "joint_pos", "columns": [1], "doc": _ENC},
-    "cart_vel": {"reading": "joint_vel", "columns": [0], "doc": _VEL},
-    "pole_vel": {"reading": "joint_vel", "columns": [1], "doc": _VEL},
 }

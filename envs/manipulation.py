@@ -29,6 +29,7 @@ import torch
 
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
+from simrl.managers.observation import observation
 from simrl.managers.terms import POSITIVE, param_rules
 from simrl.math import (
     quat_angle,
@@ -263,13 +264,21 @@ def _site_id(m: mujoco.MjModel, name: str) -> int:
     return sid
 
 
-# --- observation terms: f(env, **params) -> (N, d) ---------------------------------------------
+# --- observation terms: f(env, **params) -> (N, d), each with how a robot supplies it -----------
+_EE_POSE = ("the end-effector pose the arm's controller computes (forward kinematics; libfranka's "
+            "O_T_EE), in its base frame: [x, y, z] m, then a quaternion wxyz")
+_TARGET_POSE = "the target pose in the arm's base frame: [x, y, z] m, then a quaternion wxyz"
+
+
+@observation(read={"reading": "ee_pose", "op": "pos_rot6d", "doc": _EE_POSE})
 def ee_pose(env: ReachEnv, site: int) -> torch.Tensor:
     """`site`'s pose in the base frame: position (3) and orientation as two matrix columns (6)."""
     pos, quat = env.site_pose_b(site)
     return torch.cat([pos, quat_to_rot6d(quat)], dim=1)
 
 
+@observation(read={"reading": ["ee_pose", "target_pose"], "op": "pose_error",
+                   "doc": {"ee_pose": _EE_POSE, "target_pose": _TARGET_POSE}})
 def pose_error(env: ReachEnv, site: int) -> torch.Tensor:
     """From `site` to the target, in the base frame: the position difference (3) and the
     rotation vector (3) of target * site^-1."""
@@ -278,26 +287,36 @@ def pose_error(env: ReachEnv, site: int) -> torch.Tensor:
     return torch.cat([env.target_pos_b - pos, quat_to_rotvec(turn)], dim=1)
 
 
+@observation(read={"reading": "target_pose", "op": "pos_rot6d", "doc": _TARGET_POSE})
 def target_pose(env: ReachEnv) -> torch.Tensor:
     """The target in the base frame: position (3) and orientation as two matrix columns (6)."""
     return torch.cat([env.target_pos_b, quat_to_rot6d(env.target_quat_b)], dim=1)
 
 
+@observation  # privileged (its angle has no robot-side op): the critic's
 def ee_error(env: ReachEnv, site: int) -> torch.Tensor:
     """Target minus `site` position in the base frame (3) and the orientation error angle (1)."""
     pos, quat = env.site_pose_b(site)
     return torch.cat([env.target_pos_b - pos, quat_angle(quat, env.target_quat_b)[:, None]], dim=1)
 
 
-OBS = {
-    "ee_error": ee_error,
-    "ee_pose": ee_pose,
-    "pose_error": pose_error,
-    "joint_pos": lambda env: env.joint_pos - env.default_joint_pos,
-    "joint_vel": lambda env: env.joint_vel,
-    "target_pose": target_pose,
-    "last_action": lambda env: env.actions,
-}
+@observation(read={"reading": "joint_pos", "minus": "default_joint_pos",
+                   "doc": "joint encoder angles (rad), in the policy's action order"})
+def joint_pos(env: ArmEnv) -> torch.Tensor:
+    return env.joint_pos - env.default_joint_pos
+
+
+@observation(read={"reading": "joint_vel", "doc": "joint velocities (rad/s), in the policy's action order"})
+def joint_vel(env: ArmEnv) -> torch.Tensor:
+    return env.joint_vel
+
+
+@observation(read={"reading": "last_action"})
+def last_action(env: ArmEnv) -> torch.Tensor:
+    return env.actions
+
+
+OBS = {f.__name__: f for f in (ee_error, ee_pose, pose_error, joint_pos, joint_vel, target_pose, last_action)}
 
 
 # --- reward terms: f(env, **params) -> (N,) ----------------------------------------------------
@@ -344,21 +363,6 @@ METRICS = {
 ReachEnv.OBS_TERMS = OBS
 ReachEnv.REWARD_TERMS = REWARDS
 ReachEnv.METRIC_TERMS = METRICS
-ReachEnv.OBS_READS = {  # how a robot supplies each policy term (export writes it into policy.json)
-    "joint_pos": {"reading": "joint_pos", "minus": "default_joint_pos",
-                  "doc": "joint encoder angles (rad), in the policy's action order"},
-    "joint_vel": {"reading": "joint_vel", "doc": "joint velocities (rad/s), in the policy's action order"},
-    "ee_pose": {"reading": "ee_pose", "op": "pos_rot6d",
-                "doc": "the end-effector pose the arm's controller computes (forward kinematics; "
-                       "libfranka's O_T_EE), in its base frame: [x, y, z] m, then a quaternion wxyz"},
-    "pose_error": {"reading": ["ee_pose", "target_pose"], "op": "pose_error", "doc": {
-        "ee_pose": "the end-effector pose the arm's controller computes (forward kinematics; "
-                   "libfranka's O_T_EE), in its base frame: [x, y, z] m, then a quaternion wxyz",
-        "target_pose": "the target pose in the arm's base frame: [x, y, z] m, then a quaternion wxyz"}},
-    "target_pose": {"reading": "target_pose", "op": "pos_rot6d",
-                    "doc": "the target pose in the arm's base frame: [x, y, z] m, then a quaternion wxyz"},
-    "last_action": {"reading": "last_action"},
-}
 
 
 # --- lift: pick up a cube and carry it to a target position --------------------------------------
@@ -505,16 +509,26 @@ class LiftEnv(ArmEnv):
         return (self.body_pos_b(self.obj_body) - self.target_pos_b).norm(dim=1)
 
 
+_POS = "position in the arm's base frame [x, y, z] (m)"
+
+
+# the cube's position is perception's estimate; the target the operator's
+@observation(read={"reading": "object_pos", "doc": f"the object's {_POS}: perception's estimate"})
 def object_pos(env: LiftEnv, body: int) -> torch.Tensor:
     """`body`'s position in the base frame (3)."""
     return env.body_pos_b(body)
 
 
+@observation(read={"reading": ["object_pos", "target_pos"], "op": "difference",
+                   "doc": {"target_pos": f"where to carry the object: a {_POS}"}})
 def object_to_target(env: LiftEnv, body: int) -> torch.Tensor:
     """Target minus `body`'s position, base frame (3)."""
     return env.target_pos_b - env.body_pos_b(body)
 
 
+@observation(read={"reading": ["ee_pose", "object_pos"], "op": "difference",
+                   "doc": {"ee_pose": "the gripper site's pose the arm's controller computes (forward "
+                                      "kinematics), in its base frame: [x, y, z] m, quaternion wxyz"}})
 def gripper_to_object(env: LiftEnv, site: int, body: int) -> torch.Tensor:
     """`body`'s position minus `site`'s, base frame (3)."""
     return env.body_pos_b(body) - env.site_pose_b(site)[0]
@@ -551,15 +565,4 @@ LiftEnv.METRIC_TERMS = {
     "success": lambda env: ((env.object_error() < env.cfg.success_dist) & ~env.dropped).float(),
     "final_object_error": lambda env: env.object_error(),
     "lifted": lambda env: env.grasped.float(),
-}
-_POS = "position in the arm's base frame [x, y, z] (m)"
-LiftEnv.OBS_READS = {  # the cube's position is perception's estimate; the target the operator's
-    "joint_pos": ReachEnv.OBS_READS["joint_pos"], "joint_vel": ReachEnv.OBS_READS["joint_vel"],
-    "last_action": {"reading": "last_action"},
-    "object_pos": {"reading": "object_pos", "doc": f"the object's {_POS}: perception's estimate"},
-    "object_to_target": {"reading": ["object_pos", "target_pos"], "op": "difference",
-                         "doc": {"target_pos": f"where to carry the object: a {_POS}"}},
-    "gripper_to_object": {"reading": ["ee_pose", "object_pos"], "op": "difference",
-                          "doc": {"ee_pose": "the gripper site's pose the arm's controller computes (forward "
-                                             "kinematics), in its base frame: [x, y, z] m, quaternion wxyz"}},
 }

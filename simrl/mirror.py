@@ -131,7 +131,8 @@ def group_map(layout, term_maps: dict[str, tuple[np.ndarray, np.ndarray]], devic
     for slot in layout:
         if slot.name not in term_maps:
             raise ConfigError(f"observation term '{slot.name}' in group '{group}' has no mirror "
-                              "(the task's OBS_MIRROR): symmetry needs one for every term")
+                              "(declare one beside it: @observation(mirror=...)): symmetry needs one "
+                              "for every term")
         p, s = term_maps[slot.name]
         if len(p) != slot.width:
             raise ConfigError(f"the mirror of term '{slot.name}' maps {len(p)} values, the term has "

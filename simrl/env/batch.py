@@ -16,7 +16,8 @@ both under the name `step`: `simrl.rl.vecenv.RslRlVecEnv(env)` is the rsl-rl vie
 every buffer with the env (no copies). This layer imports no RL library.
 
 A task subclasses `EnvBatch`, fills the hooks it needs (simrl.env.task) and lists its term
-functions in tables: `OBS_TERMS`, `REWARD_TERMS`, `METRIC_TERMS`, `TRACKING_TERMS`, plus the
+functions in tables: `OBS_TERMS` (each declaring its deploy read and mirror beside it:
+simrl.managers.observation.observation), `REWARD_TERMS`, `METRIC_TERMS`, `TRACKING_TERMS`, plus the
 library's `EVENT_TERMS`, `TERMINATION_TERMS`, `COMMAND_TERMS`, `ACTION_TERMS`,
 `CURRICULUM_TERMS`. Term params that name bodies, joints or sites resolve to indices once, at
 start-up (simrl.managers.terms), so the step indexes with tensors and never looks a name up.
@@ -71,10 +72,6 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
     COMMAND_TERMS: ClassVar[dict[str, type]] = dict(COMMAND_TERMS)
     ACTION_TERMS: ClassVar[dict[str, type]] = dict(ACTION_TERMS)
     CURRICULUM_TERMS: ClassVar[dict[str, type]] = dict(CURRICULUM_TERMS)
-    # observation term -> f(env) -> the mirror image of one frame of it, (perm, sign) (simrl.mirror)
-    OBS_MIRROR: ClassVar[dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]]] = {}
-    # observation term -> how a robot supplies it (simrl.deploy): {"reading", "doc", "op", ...}
-    OBS_READS: ClassVar[dict[str, dict[str, Any]]] = {}
     task_name: ClassVar[str] = ""
 
     def __init__(self, cfg: EnvCfg, num_envs: int, device: str = "auto", backend: str = "auto",

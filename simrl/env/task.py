@@ -142,7 +142,8 @@ class TaskHooks:
             return self._mirror_maps
         perm, sign = self.action_mirror()
         used = {slot.name for layout in self.obs_layout.values() for slot in layout}
-        terms = {name: f(self) for name, f in self.OBS_MIRROR.items() if name in used}
+        declared = {name: getattr(self.OBS_TERMS[name], "mirror", None) for name in used}
+        terms = {name: f(self) for name, f in declared.items() if f is not None}
         self._mirror_maps = {
             "obs": {g: mirror.group_map(layout, terms, self.device, g)
                     for g, layout in self.obs_layout.items()},

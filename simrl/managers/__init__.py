@@ -10,9 +10,10 @@ from simrl.managers.command import CommandManager
 from simrl.managers.curriculum import CurriculumManager
 from simrl.managers.event import EventManager
 from simrl.managers.metric import MetricManager
-from simrl.managers.observation import ObservationManager, ObsSlot
+from simrl.managers.observation import ObservationManager, ObsSlot, deploy_read, observation
 from simrl.managers.reward import RewardManager
 from simrl.managers.termination import TerminationManager
 
 __all__ = ["ActionManager", "CommandManager", "CurriculumManager", "EventManager", "MetricManager",
-           "ObsSlot", "ObservationManager", "RewardManager", "TerminationManager"]
+           "ObsSlot", "ObservationManager", "RewardManager", "TerminationManager", "deploy_read",
+           "observation"]

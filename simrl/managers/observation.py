@@ -59,6 +59,35 @@ class ObsSlot(NamedTuple):
         return {k: getattr(self, k) for k, old in OBS_TERM_DEFAULTS.items() if getattr(self, k) != old}
 
 
+def observation(func: Callable[..., torch.Tensor] | None = None, *, read: Any = None,
+                mirror: Callable[[Any], tuple[np.ndarray, np.ndarray]] | None = None) -> Any:
+    """Declare, beside an observation term, what the layers above read of it:
+
+    - `read`: how a robot supplies it (export writes it into policy.json for simrl.deploy):
+      `{"reading": name, "doc": what it is, "op": value | gravity | pos_rot6d | ..., "columns":
+      [...], "minus": a policy.json key}`, or `f(params) -> that dict` where it depends on the
+      term's params (a clock's period). None: the robot cannot supply it (privileged state, for
+      the critic only; export refuses it in an actor's group).
+    - `mirror`: `f(env) -> (perm, sign)`, the left-right mirror image of one frame of it
+      (simrl.mirror), for symmetry augmentation. None: symmetry is refused for a policy reading it.
+
+        @observation(read={"reading": "gyro"}, mirror=lambda env: mirror.axial(None))
+        def base_ang_vel(env): ...
+
+    or `observation(fn, read=..., mirror=...)` for a function defined elsewhere (a lambda)."""
+    def mark(f: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+        f.deploy_read = read
+        f.mirror = mirror
+        return f
+    return mark if func is None else mark(func)
+
+
+def deploy_read(func: Callable[..., torch.Tensor], params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An observation term's declared read for these params (None: it declares none)."""
+    read = getattr(func, "deploy_read", None)
+    return read(dict(params)) if callable(read) else read
+
+
 class ObservationManager:
     """Observation groups (`policy`, `critic`, ...) of one env batch. State: the last buffers
     and each delayed or stacked term's frames (a checkpoint holds them)."""

@@ -24,6 +24,7 @@ import torch
 from simrl.deploy.runtime import FORMAT_VERSION, required_readings
 from simrl.env import EnvBatch
 from simrl.errors import UserError
+from simrl.managers.observation import deploy_read
 
 FORMATS = ("onnx", "tensorrt")
 PARITY_ATOL = 1e-5
@@ -86,12 +87,10 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
                               f"'{env.task_name}' has groups {sorted(env.obs_layout)}")
         for slot in env.obs_layout[group]:
             s = slot.slice
-            read = env.OBS_READS.get(slot.name)
-            if callable(read):  # a read that depends on the term's params (a gait clock's period)
-                read = read(dict(slot.params))
+            read = deploy_read(env.OBS_TERMS[slot.name], slot.params)
             if read is None:
                 raise ExportError(f"observation term '{slot.name}' of group '{group}' declares no reading "
-                                  f"(task '{env.task_name}' OBS_READS), so a robot cannot supply it: the "
+                                  f"(its @observation(read=...)), so a robot cannot supply it: the "
                                   f"policy reads {groups}; give the term a reading, or keep it out of the "
                                   f"actor's groups (privileged state belongs to the critic)")
             read = dict(read)

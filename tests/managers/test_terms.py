@@ -121,3 +121,27 @@ def test_a_term_twice_in_one_group_is_refused():
     with pytest.raises(ConfigError, match="group 'policy' lists \\['joint_pos'\\] more than once"):
         simrl.make("reach", 1, device="cpu", cfg={"observations": {"policy": [
             ObsTerm("joint_pos"), ObsTerm("joint_pos", scale=2.0)]}})
+
+
+def test_an_observation_term_declares_its_read_and_mirror_beside_it():
+    from simrl.managers.observation import deploy_read, observation
+
+    @observation(read=lambda params: {"reading": "policy_time", "args": dict(params)}, mirror=lambda env: "m")
+    def clock(env, period=1.0):
+        return env
+
+    assert deploy_read(clock, {"period": 0.4}) == {"reading": "policy_time", "args": {"period": 0.4}}
+    assert clock.mirror(None) == "m"
+    plain = observation(lambda env: env)  # declared with neither: privileged, no mirror
+    assert deploy_read(plain, {}) is None and plain.mirror is None
+
+
+def test_symmetry_over_a_term_that_declares_no_mirror_names_it():
+    import simrl
+    from simrl.errors import ConfigError
+
+    env = simrl.make("quadruped", 2, device="cpu", seed=0)
+    env.OBS_TERMS = {**env.OBS_TERMS, "ground_friction": lambda env: env.mu}  # undeclared
+    with pytest.raises(ConfigError, match=r"term 'ground_friction' in group 'critic' has no mirror.*"
+                                          r"@observation\(mirror=\.\.\.\)"):
+        env.mirror_maps()

@@ -40,7 +40,7 @@ def test_the_runtime_builds_the_same_delayed_and_clipped_frames():
     env = _cartpole([ObsTerm("pole_vel", delay=1, history=2), ObsTerm("cart_vel", clip=0.05)])
     meta = {"obs_clip": env.cfg.obs_clip, "obs_terms": [
         {"name": s.name, "start": s.slice.start, "stop": s.slice.stop, "scale": s.scale, "history": s.history,
-         "width": s.width, "clip": s.clip, "delay": s.delay, "read": env.OBS_READS[s.name]}
+         "width": s.width, "clip": s.clip, "delay": s.delay, "read": env.OBS_TERMS[s.name].deploy_read}
         for s in env.obs_layout["policy"]]}
     history: dict = {}
     obs = env.compute_observations()
