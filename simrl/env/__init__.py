@@ -2,6 +2,6 @@
 over a Sim), `EnvCfg` and `ObsTerm` (what a task's config holds)."""
 
 from simrl.env.batch import EnvBatch
-from simrl.env.config import EnvCfg, ObsTerm, cfg_from_dict, merge_entries
+from simrl.env.config import EnvCfg, ObsTerm, cfg_from_dict
 
-__all__ = ["EnvBatch", "EnvCfg", "ObsTerm", "cfg_from_dict", "merge_entries"]
+__all__ = ["EnvBatch", "EnvCfg", "ObsTerm", "cfg_from_dict"]

@@ -39,7 +39,7 @@ from tensordict import TensorDict
 
 import simrl.env.checks as checks
 import simrl.env.state as env_state
-from simrl.env.config import EnvCfg, merge_entries
+from simrl.env.config import EnvCfg
 from simrl.env.task import TaskHooks
 from simrl.managers import (
     ActionManager,
@@ -51,6 +51,7 @@ from simrl.managers import (
     RewardManager,
     TerminationManager,
 )
+from simrl.managers.entries import merge_entries
 from simrl.mdp.actions import ACTION_TERMS
 from simrl.mdp.commands import COMMAND_TERMS
 from simrl.mdp.curriculum import CURRICULUM_TERMS
@@ -137,14 +138,17 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         self.reward_manager.bind(self, self.REWARD_TERMS)
         self.observation_manager.bind(self, self.OBS_TERMS)
         self.metric_manager = MetricManager(self, self.METRIC_TERMS, self.TRACKING_TERMS)
-        self.event_manager = EventManager(self, {**self.task_events(), **cfg.events}, self.EVENT_TERMS)
+        self.event_manager = EventManager(
+            self, merge_entries(self.task_events(), cfg.events, "event"), self.EVENT_TERMS)
         self.termination_manager = TerminationManager(
-            self, {**self.task_terminations(), **cfg.terminations}, self.TERMINATION_TERMS)
+            self, merge_entries(self.task_terminations(), cfg.terminations, "termination"),
+            self.TERMINATION_TERMS)
         self.command_manager = CommandManager(
-            self, merge_entries(self.task_commands(), cfg.commands), self.COMMAND_TERMS)
-        self.action_manager = ActionManager(self, {**self.task_actions(), **cfg.actions}, self.ACTION_TERMS)
+            self, merge_entries(self.task_commands(), cfg.commands, "command"), self.COMMAND_TERMS)
+        self.action_manager = ActionManager(
+            self, merge_entries(self.task_actions(), cfg.actions, "action"), self.ACTION_TERMS)
         self.curriculum_manager = CurriculumManager(
-            self, merge_entries(self.task_curriculum(), cfg.curriculum), self.CURRICULUM_TERMS)
+            self, merge_entries(self.task_curriculum(), cfg.curriculum, "curriculum"), self.CURRICULUM_TERMS)
         self.link_terms()
 
     # --- the loop -----------------------------------------------------------------------------

@@ -8,9 +8,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from simrl.errors import ConfigError, UnknownNameError
-from simrl.managers.action import action_entries
-from simrl.managers.event import event_terms
-from simrl.managers.termination import termination_terms
 from simrl.managers.terms import reward_terms
 
 
@@ -25,22 +22,15 @@ def check_terms(cls: type, cfg: Any) -> None:
                 f"unknown reward term '{t.func}' for task '{task}'; "
                 f"valid: {sorted(cls.REWARD_TERMS)}"
             )
-    for e in event_terms(cfg.events):
-        if e.func not in cls.EVENT_TERMS:
-            raise UnknownNameError(f"event '{e.name}': unknown func '{e.func}' for task '{task}'; "
-                                   f"valid: {sorted(cls.EVENT_TERMS)}")
-    for t in termination_terms(cfg.terminations):
-        if t.func not in cls.TERMINATION_TERMS:
-            raise UnknownNameError(f"termination '{t.name}': unknown func '{t.func}' for task "
-                                   f"'{task}'; valid: {sorted(cls.TERMINATION_TERMS)}")
-    for name, func, _ in action_entries(cfg.actions):
-        if func not in cls.ACTION_TERMS:
-            raise UnknownNameError(f"action '{name}': unknown func '{func}' for task '{task}'; "
-                                   f"valid: {sorted(cls.ACTION_TERMS)}")
-    for what, entries, table in (("command", cfg.commands, cls.COMMAND_TERMS),
+    # the other kinds merge into the task's own entries when the env is built (an entry without
+    # func may complete one of them); the funcs named here are checked now, the rest at binding
+    for what, entries, table in (("event", cfg.events, cls.EVENT_TERMS),
+                                 ("termination", cfg.terminations, cls.TERMINATION_TERMS),
+                                 ("action", cfg.actions, cls.ACTION_TERMS),
+                                 ("command", cfg.commands, cls.COMMAND_TERMS),
                                  ("curriculum", cfg.curriculum, cls.CURRICULUM_TERMS)):
-        for name, c in entries.items():  # an entry without func merges into the task's own
-            func = c.get("func") if isinstance(c, Mapping) else None
+        for name, entry in (entries or {}).items():
+            func = entry.get("func") if isinstance(entry, Mapping) else None
             if func is not None and func not in table:
                 raise UnknownNameError(f"{what} '{name}': unknown func '{func}' for task '{task}'; "
                                        f"valid: {sorted(table)}")
@@ -61,9 +51,9 @@ def check_terms(cls: type, cfg: Any) -> None:
                                        or not t.clip > 0):
                 raise ConfigError(f"observation term '{t.name}' in group '{group}': clip must be a "
                                   f"number > 0 (or null), got {t.clip!r}")
-            if t.name not in cls.OBS_TERMS:
+            if (t.func or t.name) not in cls.OBS_TERMS:
                 raise UnknownNameError(
-                    f"unknown observation term '{t.name}' in group '{group}' for task "
+                    f"unknown observation term '{t.func or t.name}' in group '{group}' for task "
                     f"'{task}'; valid: {sorted(cls.OBS_TERMS)}"
                 )
 

@@ -1,5 +1,6 @@
 """A task's config: the fields every task has (`EnvCfg`), an observation term's entry
-(`ObsTerm`), and how a config dict becomes one (`cfg_from_dict`, `merge_entries`)."""
+(`ObsTerm`), and how a config dict becomes one (`cfg_from_dict`: the task's defaults with the
+config's entries merged over them by simrl.managers.entries' one rule)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from simrl.errors import ConfigError
+from simrl.managers.entries import merge_entries
 from simrl.managers.observation import ObsTerm
 
 
@@ -27,42 +30,57 @@ class EnvCfg:
     obs_noise: bool = True  # add each term's configured noise (off for evaluation and parity)
     only_positive_rewards: bool = False  # clip each step's total at 0 (legged_gym): no incentive
     # to end an episode early just to stop paying penalties
+    # Term entries, one grammar for every kind: {name: {func (default: the name), params, and the
+    # kind's own key}}; a config's entries merge over the task's own (simrl.managers.entries).
+    # group -> {term: {func, params, scale, noise, history, clip, delay}} (here as ObsTerm lists)
     observations: dict[str, list[ObsTerm]] = field(default_factory=dict)
-    # name -> weight, or name -> {weight, func (default: the name), params}: one term function
-    # can serve under two names with different params (a coarse and a fine distance kernel)
+    # {weight} (a bare number: the weight): one function can serve under two names
     rewards: dict[str, float | dict[str, Any]] = field(default_factory=dict)
-    # name -> {func, mode: startup | reset | interval, interval_s, params}: randomization and
-    # pushes by configuration (simrl.mdp.events), after the task's own
-    events: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # name -> {func, params, time_out} (null: drop the task's own term of that name): what ends
-    # an episode (simrl.mdp.terminations), after the task's own entries
+    # {mode: startup | reset | interval, interval_s}: randomization and pushes (simrl.mdp.events)
+    events: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    # {time_out}: what ends an episode (simrl.mdp.terminations)
     terminations: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-    # name -> {func, resample_s, params} (null: drop the task's own command of that name): what
-    # each env is asked to do, drawn at resets and on a clock (simrl.mdp.commands)
+    # {resample_s}: what each env is asked to do, drawn at resets and on a clock (simrl.mdp.commands)
     commands: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-    # name -> {func, params} (null: drop the task's own): how action columns drive the policy's
-    # actuators (simrl.mdp.actions); none: the task's one joint_position_action over all of them
+    # how action columns drive the policy's actuators (simrl.mdp.actions)
     actions: dict[str, dict[str, Any] | None] = field(default_factory=dict)
-    # name -> {func, params} (null: drop the task's own): what raises the difficulty as the
-    # policy earns it (simrl.mdp.curriculum), merged over the task's own entries
+    # what raises the difficulty as the policy earns it (simrl.mdp.curriculum)
     curriculum: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
-def merge_entries(task: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, Any]:
-    """A task's term entries with the config's merged over them: a new name is added, `null`
-    drops one, and an entry for a task's name replaces its keys, its params merged over the
-    task's where it keeps the func."""
-    out = dict(task)
-    for name, entry in config.items():
-        own = task.get(name)
-        if entry is None or not isinstance(entry, Mapping) or not isinstance(own, Mapping):
-            out[name] = entry
-            continue
-        merged = {**own, **entry}
-        if merged.get("func") == own.get("func"):
-            merged["params"] = {**(own.get("params") or {}), **(entry.get("params") or {})}
-        out[name] = merged
+def merge_observations(base: Mapping[str, list[ObsTerm]],
+                       over: Mapping[str, Any] | None) -> dict[str, list[ObsTerm]]:
+    """Observation groups `over` merged into `base`'s: a group given as a mapping merges term by
+    term (simrl.managers.entries: keys replace, params deep-merge, null drops a term, a new name
+    is appended); a list replaces the whole group, in its order; null drops the group."""
+    out = {g: list(terms) for g, terms in base.items()}
+    for group, terms in (over or {}).items():
+        if terms is None:
+            if group not in out:
+                raise ConfigError(f"observation group '{group}': null drops a group, but there is none of "
+                                  f"that name; groups: {sorted(out)}")
+            del out[group]
+        elif isinstance(terms, Mapping):
+            own = {t.name: {k: v for k, v in dataclasses.asdict(t).items() if k != "name"}
+                   for t in out.get(group, [])}
+            out[group] = [_obs_term(group, name, entry) for name, entry in
+                          merge_entries(own, terms, "observation").items()]
+        else:
+            out[group] = [t if isinstance(t, ObsTerm) else _obs_term(group, None, t) for t in terms]
     return out
+
+
+def _obs_term(group: str, name: str | None, entry: Any) -> ObsTerm:
+    valid = [f.name for f in dataclasses.fields(ObsTerm) if name is None or f.name != "name"]
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"observation group '{group}': a term is a mapping of {valid}, got {entry!r}")
+    unknown = sorted(set(entry) - set(valid))
+    if unknown:
+        raise ConfigError(f"observation term '{name or entry.get('name')}' in group '{group}': unknown keys "
+                          f"{unknown}; valid: {valid}")
+    if name is None and "name" not in entry:
+        raise ConfigError(f"observation group '{group}': a term in a list needs its name, got {dict(entry)}")
+    return ObsTerm(**entry) if name is None else ObsTerm(name=name, **entry)
 
 
 def cfg_from_dict(cls: type, values: dict[str, Any] | None) -> Any:
@@ -75,15 +93,11 @@ def cfg_from_dict(cls: type, values: dict[str, Any] | None) -> Any:
     unknown = sorted(set(values) - names)
     if unknown:
         raise KeyError(f"unknown {cls.__name__} keys {unknown}; valid: {sorted(names)}")
-    if "observations" in values and values["observations"] is not None:
-        values["observations"] = {
-            g: [t if isinstance(t, ObsTerm) else ObsTerm(**t) for t in terms]
-            for g, terms in values["observations"].items()
-        }
     base = cls()
-    for k in ("rewards",):  # dict fields merge over the defaults, so an override can be partial
-        if k in values and values[k] is not None:
-            merged = dict(getattr(base, k))
-            merged.update(values[k])
-            values[k] = merged
+    # term entries merge over the task's defaults by the one rule (simrl.managers.entries); the
+    # kinds a task builds from its fields (events, terminations, ...) merge when the env is built
+    if "rewards" in values:
+        values["rewards"] = merge_entries(base.rewards, values["rewards"], "reward")
+    if "observations" in values:
+        values["observations"] = merge_observations(base.observations, values["observations"])
     return dataclasses.replace(base, **values)

@@ -141,8 +141,8 @@ class TaskHooks:
         if "_mirror_maps" in self.__dict__:
             return self._mirror_maps
         perm, sign = self.action_mirror()
-        used = {slot.name for layout in self.obs_layout.values() for slot in layout}
-        declared = {name: getattr(self.OBS_TERMS[name], "mirror", None) for name in used}
+        declared = {slot.name: getattr(self.OBS_TERMS[slot.func], "mirror", None)
+                    for layout in self.obs_layout.values() for slot in layout}
         terms = {name: f(self) for name, f in declared.items() if f is not None}
         self._mirror_maps = {
             "obs": {g: mirror.group_map(layout, terms, self.device, g)

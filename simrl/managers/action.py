@@ -11,7 +11,8 @@ import numpy as np
 import torch
 
 from simrl.errors import ConfigError
-from simrl.managers.terms import bind, func_entries
+from simrl.managers.entries import func_entries, term_func
+from simrl.managers.terms import bind
 
 
 def action_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:
@@ -46,7 +47,8 @@ class ActionManager:
     def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, type]):
         self.terms: dict[str, Any] = {}
         for name, func, params in action_entries(entries):
-            self.terms[name] = bind(env, table[func], params, f"action '{name}'")(env)
+            where = f"action '{name}'"
+            self.terms[name] = bind(env, term_func(table, func, where), params, where)(env)
         check_cover(env, self.terms)
 
     def apply(self, env: Any, actions: torch.Tensor) -> None:

@@ -9,7 +9,8 @@ from typing import Any, NamedTuple
 import torch
 
 from simrl.errors import ConfigError, UnknownNameError
-from simrl.managers.terms import bind, func_entries
+from simrl.managers.entries import func_entries, term_func
+from simrl.managers.terms import bind
 
 
 class CommandEntry(NamedTuple):
@@ -24,7 +25,7 @@ class CommandEntry(NamedTuple):
 def command_entries(entries: Mapping[str, Any] | None) -> list[CommandEntry]:
     """The config's `commands` (name -> {func, resample_s, params}; null: none), validated."""
     out = []
-    for name, func, params, extra in func_entries(entries, "command", extra=("resample_s",)):
+    for name, func, params, extra in func_entries(entries, "command"):
         every = extra.get("resample_s")
         if every is not None and (isinstance(every, bool) or not isinstance(every, (int, float))
                                   or not every > 0):
@@ -42,7 +43,7 @@ class CommandManager:
         self.terms: dict[str, Any] = {}
         self.clock: dict[str, int] = {}
         for c in command_entries(entries):  # names: the env's check_terms
-            make = bind(env, table[c.func], c.params, f"command '{c.name}'")
+            make = bind(env, term_func(table, c.func, f"command '{c.name}'"), c.params, f"command '{c.name}'")
             self.terms[c.name] = make(env)
             self.clock[c.name] = 0 if c.resample_s is None else max(1, round(c.resample_s / env.dt))
 

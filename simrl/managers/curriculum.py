@@ -8,7 +8,8 @@ from typing import Any
 
 import torch
 
-from simrl.managers.terms import bind, func_entries
+from simrl.managers.entries import func_entries, term_func
+from simrl.managers.terms import bind
 
 
 def curriculum_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, dict[str, Any]]]:
@@ -22,7 +23,8 @@ class CurriculumManager:
     def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, type]):
         self.terms: dict[str, Any] = {}
         for name, func, params in curriculum_entries(entries):
-            self.terms[name] = bind(env, table[func], params, f"curriculum '{name}'")(env)
+            where = f"curriculum '{name}'"
+            self.terms[name] = bind(env, term_func(table, func, where), params, where)(env)
 
     def update(self, env: Any, done: torch.Tensor) -> None:
         """After the rewards, on the episodes where `done` (their sums still in the env's log)."""

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import torch
 
 from simrl.errors import ConfigError
+from simrl.managers.entries import func_entries, term_func
 from simrl.managers.terms import bind
 
 MODES = ("startup", "reset", "interval")
@@ -29,25 +30,17 @@ class EventTerm(NamedTuple):
 
 
 def event_terms(events: Mapping[str, Any] | None) -> list[EventTerm]:
-    """The config's `events` (name -> {func, mode, interval_s, params}) as terms, validated."""
+    """The config's `events` (name -> {func, params, mode, interval_s}) as terms, validated."""
     out = []
-    for name, entry in (events or {}).items():
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"event '{name}': an entry is {{func, mode, interval_s, params}}, "
-                              f"got {entry!r}")
-        unknown = sorted(set(entry) - {"func", "mode", "interval_s", "params"})
-        if unknown or "mode" not in entry:
-            raise ConfigError(f"event '{name}': an entry takes func, mode (required: one of {list(MODES)}), "
-                              f"interval_s and params; got {sorted(entry)}")
-        mode, interval = entry["mode"], entry.get("interval_s")
+    for name, func, params, extra in func_entries(events, "event", required=("mode",)):
+        mode, interval = extra["mode"], extra.get("interval_s")
         if mode not in MODES:
             raise ConfigError(f"event '{name}': mode must be one of {list(MODES)}, got {mode!r}")
         if (mode == "interval") != (interval is not None):
             raise ConfigError(f"event '{name}': interval_s (s, > 0) goes with mode interval and only with it")
         if interval is not None and not float(interval) > 0:
             raise ConfigError(f"event '{name}': interval_s must be > 0 s, got {interval!r}")
-        out.append(EventTerm(str(name), str(entry.get("func") or name), mode,
-                             None if interval is None else float(interval), dict(entry.get("params") or {})))
+        out.append(EventTerm(name, func, mode, None if interval is None else float(interval), params))
     return out
 
 
@@ -60,7 +53,8 @@ class EventManager:
         self.fns: dict[str, list[tuple[Callable[..., None], int]]] = {mode: [] for mode in MODES}
         for e in event_terms(entries):  # names: the env's check_terms
             steps = 0 if e.interval_s is None else max(1, round(e.interval_s / env.dt))
-            fn = bind(env, table[e.func], e.params, f"event '{e.name}'", call_args=2)
+            fn = bind(env, term_func(table, e.func, f"event '{e.name}'"), e.params, f"event '{e.name}'",
+                      call_args=2)
             self.fns[e.mode].append((fn, steps))
 
     def interval_steps(self) -> list[int]:

@@ -18,6 +18,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from simrl.managers.entries import term_func
 from simrl.managers.terms import bind
 
 
@@ -35,6 +36,7 @@ class ObsTerm:
     params: dict[str, Any] = field(default_factory=dict)  # keyword arguments of the term
     clip: float | None = None
     delay: int = 0  # control steps
+    func: str | None = None  # the term function (None: the name): one function under two names
 
 
 OBS_TERM_DEFAULTS = {"clip": None, "delay": 0}  # fields added since runs were saved: their values then
@@ -52,6 +54,7 @@ class ObsSlot(NamedTuple):
     params: Mapping[str, Any] = MappingProxyType({})  # the term's keyword arguments (export reads them)
     clip: float | None = None
     delay: int = 0
+    func: str = ""  # the term function's name in the task's table
 
     def added_fields(self) -> dict[str, Any]:
         """The fields added since runs were saved (OBS_TERM_DEFAULTS) where they differ from their
@@ -104,9 +107,12 @@ class ObservationManager:
 
     def bind(self, env: Any, table: Mapping[str, Callable[..., torch.Tensor]]) -> None:
         """Each term as `f(env)`, its params bound (names checked by the env's check_terms)."""
-        self.fns = {(group, t.name): bind(env, table[t.name], t.params,
-                                          f"observation term '{t.name}' in group '{group}'")
-                    for group, terms in self.groups.items() for t in terms}
+        self.fns = {}
+        for group, terms in self.groups.items():
+            for t in terms:
+                where = f"observation term '{t.name}' in group '{group}'"
+                func = term_func(table, t.func or t.name, where)
+                self.fns[(group, t.name)] = bind(env, func, t.params, where)
 
     def build(self, env: Any, obs_clip: float) -> gym.spaces.Dict:
         """The layout of every group, from one evaluation of each term on the current state;
@@ -124,7 +130,7 @@ class ObservationManager:
                 h, lag = int(t.history), int(t.delay)
                 clip_t = None if t.clip is None else float(t.clip)
                 layout.append(ObsSlot(t.name, slice(start, start + d * h), scale, t.noise, h, d,
-                                      MappingProxyType(dict(t.params)), clip_t, lag))
+                                      MappingProxyType(dict(t.params)), clip_t, lag, t.func or t.name))
                 if h + lag > 1:  # the last H + D frames; the first H of them are observed
                     self.history[(group, t.name)] = torch.zeros(n, h + lag, d, **f32)
                 start += d * h
@@ -144,7 +150,7 @@ class ObservationManager:
             # silently record o_{t+1} as o_t
             buf = torch.empty_like(self.buf[group])
             fresh[group] = buf
-            for name, sl, scale, noise, history, _, _, term_clip, delay in layout:
+            for name, sl, scale, noise, history, _, _, term_clip, delay, _ in layout:
                 value = self.fns[(group, name)](env)
                 if isinstance(scale, list):
                     value = value * self._scale_tensor(scale, env.device)

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from simrl.managers.entries import term_func
 from simrl.managers.terms import RewardTerm, bind, reward_terms
 
 
@@ -36,7 +37,10 @@ class RewardManager:
 
     def bind(self, env: Any, table: Mapping[str, Callable[..., torch.Tensor]]) -> None:
         """The active terms as `f(env)`, params bound (names checked by the env's check_terms)."""
-        self.fns = [bind(env, table[t.func], t.params, f"reward term '{t.name}'") for _, t in self.active]
+        self.fns = []
+        for _, t in self.active:
+            where = f"reward term '{t.name}'"
+            self.fns.append(bind(env, term_func(table, t.func, where), t.params, where))
 
     def term_fn(self, name: str) -> Callable[..., torch.Tensor]:
         """The bound function of active term `name` (tests and tools evaluate one term)."""

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import torch
 
 from simrl.errors import ConfigError
+from simrl.managers.entries import func_entries, term_func
 from simrl.managers.terms import bind
 
 
@@ -29,21 +30,11 @@ class TerminationTerm(NamedTuple):
 def termination_terms(entries: Mapping[str, Any] | None) -> list[TerminationTerm]:
     """The config's `terminations` (name -> {func, params, time_out}; null: none) as terms."""
     out = []
-    for name, entry in (entries or {}).items():
-        if entry is None:
-            continue
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"termination '{name}': an entry is {{func, params, time_out}} (or null "
-                              f"to drop the task's own), got {entry!r}")
-        unknown = sorted(set(entry) - {"func", "params", "time_out"})
-        if unknown:
-            raise ConfigError(f"termination '{name}': an entry takes func, params and time_out; "
-                              f"got {sorted(entry)}")
-        time_out = entry.get("time_out", False)
+    for name, func, params, extra in func_entries(entries, "termination"):
+        time_out = extra.get("time_out", False)
         if not isinstance(time_out, bool):
             raise ConfigError(f"termination '{name}': time_out must be true or false, got {time_out!r}")
-        out.append(TerminationTerm(str(name), str(entry.get("func") or name), time_out,
-                                   dict(entry.get("params") or {})))
+        out.append(TerminationTerm(name, func, time_out, params))
     return out
 
 
@@ -78,7 +69,7 @@ class TerminationManager:
         self.fns: list[Callable[..., torch.Tensor]] = []
         self.facts: dict[str, Any] = {}
         for t in self.terms:  # names: the env's check_terms
-            func = table[t.func]
+            func = term_func(table, t.func, f"termination '{t.name}'")
             fn = bind(env, func, t.params, f"termination '{t.name}'")
             self.fns.append(fn)
             facts = getattr(func, "deploy_facts", None)

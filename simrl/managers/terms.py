@@ -49,20 +49,17 @@ class RewardTerm(NamedTuple):
 
 
 def reward_terms(rewards: Mapping[str, Any]) -> list[RewardTerm]:
-    """The config's `rewards` (name -> weight, or name -> {weight, func, params}) as terms."""
+    """The config's `rewards` (name -> {func, params, weight}, or name -> weight) as terms."""
+    from simrl.managers.entries import func_entries
+
+    entries = {k: {"weight": v} if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+               for k, v in rewards.items()}
     out = []
-    for name, entry in rewards.items():
-        if isinstance(entry, Mapping):
-            unknown = sorted(set(entry) - {"weight", "func", "params"})
-            if unknown or "weight" not in entry:
-                raise ConfigError(f"reward term '{name}': an entry takes weight (required), func and "
-                                  f"params, got {sorted(entry)}")
-            func, weight, params = entry.get("func") or name, entry["weight"], dict(entry.get("params") or {})
-        else:
-            func, weight, params = name, entry, {}
+    for name, func, params, extra in func_entries(entries, "reward", required=("weight",)):
+        weight = extra["weight"]
         if isinstance(weight, bool) or not isinstance(weight, (int, float)):
             raise ConfigError(f"reward term '{name}': weight must be a number, got {weight!r}")
-        out.append(RewardTerm(str(name), str(func), float(weight), params))
+        out.append(RewardTerm(name, func, float(weight), params))
     return out
 
 
@@ -73,24 +70,6 @@ def index_of(ids: Any, device: torch.device | str) -> slice | torch.Tensor:
     if ids and ids == list(range(ids[0], ids[0] + len(ids))):
         return slice(ids[0], ids[0] + len(ids))
     return torch.as_tensor(ids, device=device, dtype=torch.long)
-
-
-def func_entries(entries: Mapping[str, Any] | None, what: str,
-                 extra: tuple[str, ...] = ()) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
-    """A config's `{name: {func, params, <extra keys>}}` entries (null: none) as (name, func,
-    params, {extra key: value given}), validated: func required, no other keys."""
-    out = []
-    keys = {"func", "params", *extra}
-    for name, entry in (entries or {}).items():
-        if entry is None:
-            continue
-        if not isinstance(entry, Mapping) or "func" not in entry or set(entry) - keys:
-            shape = ", ".join(["func (required)", *extra, "params"])
-            raise ConfigError(f"{what} '{name}': an entry is {{{shape}}} (or null to drop the task's "
-                              f"own), got {entry!r}")
-        out.append((str(name), str(entry["func"]), dict(entry.get("params") or {}),
-                    {k: entry[k] for k in extra if k in entry}))
-    return out
 
 
 def names_of(model: mujoco.MjModel, objtype: mujoco.mjtObj) -> list[str]:

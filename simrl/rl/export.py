@@ -87,7 +87,7 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
                               f"'{env.task_name}' has groups {sorted(env.obs_layout)}")
         for slot in env.obs_layout[group]:
             s = slot.slice
-            read = deploy_read(env.OBS_TERMS[slot.name], slot.params)
+            read = deploy_read(env.OBS_TERMS[slot.func], slot.params)
             if read is None:
                 raise ExportError(f"observation term '{slot.name}' of group '{group}' declares no reading "
                                   f"(its @observation(read=...)), so a robot cannot supply it: the "

@@ -18,8 +18,11 @@ def test_reward_entries_weight_or_dict():
         ("alive", "alive", 1.0, {}), ("fine", "ee_pos_tanh", -2.0, {"std": 0.1})]
     with pytest.raises(ConfigError, match="weight \\(required\\)"):
         reward_terms({"x": {"params": {}}})
-    with pytest.raises(ConfigError, match="must be a number"):
-        reward_terms({"x": "high"})
+    with pytest.raises(ConfigError, match="weight must be a number"):
+        reward_terms({"x": {"weight": "high"}})
+    with pytest.raises(ConfigError, match=r"reward 'x': unknown keys \['time_out'\]; an entry takes func, "
+                                          r"params, weight \(required\)"):
+        reward_terms({"x": {"weight": 1.0, "time_out": True}})  # another kind's key
 
 
 class _Env:

@@ -80,7 +80,7 @@ def test_delta_mode_moves_the_targets_and_clamps_them_to_the_control_range():
 @pytest.mark.parametrize(("actions", "error", "words"), [
     ({"joint_pos": {"func": "joint_position_action", "params": {"joints": "joint[1-7]"}}, "gripper": None},
      ConfigError, "joints ['finger_joint1'] are in no action term"),
-    ({"joint_pos": {"func": "joint_position_action", "params": {}}}, ConfigError,  # and lift's gripper
+    ({"joint_pos": None, "all": {"func": "joint_position_action"}}, ConfigError,  # and lift's gripper
      "both drive actuator"),
     ({"joint_pos": {"func": "torque_action"}}, UnknownNameError, "valid: ['binary_gripper_action'"),
     ({**ARM_AND_GRIPPER, "joint_pos": {"func": "joint_position_action",
@@ -88,9 +88,12 @@ def test_delta_mode_moves_the_targets_and_clamps_them_to_the_control_range():
      ConfigError, "mode must be one of ['absolute', 'delta']"),
     ({"joint_pos": {"func": "joint_position_action", "params": {"joints": "finger_joint2"}}}, ConfigError,
      "joints ['finger_joint2'] have no policy actuator"),
-    ({"joint_pos": {"func": "joint_position_action", "params": {"scale": {"joint.*": 0.5}}}}, ConfigError,
+    ({"joint_pos": None, "gripper": None,
+      "all": {"func": "joint_position_action", "params": {"scale": {"joint.*": 0.5}}}}, ConfigError,
      "no pattern of ['joint.*'] matches joint 'finger_joint1'"),
-    ({"joint_pos": {"params": {}}}, ConfigError, "func (required)"),
+    ({"extra": {"params": {}}}, UnknownNameError, "action 'extra': unknown func 'extra'"),  # func: the name
+    ({"wrist": None}, ConfigError, "action 'wrist': null drops an entry, but there is none of that name; "
+                                   "entries: ['gripper', 'joint_pos']"),
 ])
 def test_bad_action_entries_end_in_one_line(actions, error, words):
     with pytest.raises(error) as e:

@@ -138,7 +138,7 @@ def test_the_arms_targets_are_command_terms_and_their_deploy_facts_say_how_they_
      "min <= max"),
     ({"base_velocity": {"func": "velocity_command", "params": {"lin_vel_x": [0, 1], "speed": 1}}},
      ConfigError, "unknown params ['speed']"),
-    ({"extra": {"params": {}}}, ConfigError, "func (required)"),  # a new name needs its func
+    ({"extra": {"params": {}}}, UnknownNameError, "unknown func 'extra'"),  # func defaults to the name
 ])
 def test_bad_command_entries_end_in_one_line(entry, error, words):
     with pytest.raises(error, match=None) as e:

@@ -42,7 +42,7 @@ def test_the_velocity_tasks_field_and_a_config_entry_merge():
      "rewards have no speed term"),
     ({"c": {"func": "command_level", "params": {"command": "base_velocity", "step": 2}}}, ConfigError,
      "each in (0, 1]"),
-    ({"c": {"params": {}}}, ConfigError, "func (required)"),
+    ({"c": {"params": {}}}, UnknownNameError, "curriculum 'c': unknown func 'c'"),
 ])
 def test_bad_curriculum_entries_end_in_one_line(curriculum, error, words):
     with pytest.raises(error) as e:
