@@ -31,6 +31,7 @@ import torch
 
 import simrl.mirror as mirror
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
+from simrl.envs.gait_prior import ReferenceGait, ReferenceGaitFade
 from simrl.errors import ConfigError
 from simrl.managers.observation import observation
 from simrl.managers.termination import deploy_facts
@@ -1039,3 +1040,5 @@ LocomotionEnv.REWARD_TERMS = {
               joint_acc, action_rate, joint_limits, non_foot_contact, feet_air_time, foot_clearance,
               feet_air_time_biped, foot_slip, posture, gait_contact, feet_height_phase)
 }
+LocomotionEnv.ACTION_TERMS = {**EnvBatch.ACTION_TERMS, "reference_gait": ReferenceGait}
+LocomotionEnv.CURRICULUM_TERMS = {**EnvBatch.CURRICULUM_TERMS, "reference_gait_fade": ReferenceGaitFade}

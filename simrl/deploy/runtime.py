@@ -226,6 +226,27 @@ def joint_targets(action_meta: dict[str, Any], action: np.ndarray, base: np.ndar
     return np.where(lo < hi, np.clip(targets, lo, hi), targets)  # [0, 0]: an unlimited actuator
 
 
+def prior_offsets(action_meta: dict[str, Any], steps: int, control_dt: float, command: Any) -> np.ndarray:
+    """What policy.json's action priors add to the policy's actions `steps` control steps after
+    the policy state began, under `command` ([vx, vy, yaw rate]): a reference gait's swing in
+    each leg's swing phase, while a move is commanded (as the env adds it, from the same clock)."""
+    out = np.zeros(len(action_meta["offset"]))
+    for p in action_meta.get("priors", []):
+        if p["kind"] != "reference_gait":
+            raise ValueError(f"policy.json action prior '{p['kind']}' is unknown to this runtime; known: "
+                             "reference_gait (update simrl.deploy)")
+        cmd = np.asarray(command if command is not None else np.zeros(3), dtype=np.float64).reshape(-1)
+        if not np.linalg.norm(cmd[:2]) > p["threshold"]:
+            continue
+        # float32 as the env computes it: steps x (dt / period), then each column's offset
+        t = np.float32(steps) * np.float32(control_dt / p["period"])
+        phase = np.remainder(t + np.asarray(p["offsets"], dtype=np.float32), np.float32(1.0))
+        swing = np.clip((phase - np.float32(p["stance"])) / np.float32(1.0 - p["stance"]), 0.0, None)
+        values = np.sin(np.float32(np.pi) * swing.astype(np.float32)) * np.asarray(p["amplitude"], np.float32)
+        out[np.asarray(p["columns"], dtype=int)] += values
+    return out
+
+
 def check_onnx_hash(path: Path, meta: dict[str, Any]) -> None:
     """Refuse an ONNX file whose SHA-256 is not the one policy.json pinned at export (a corrupted
     copy, or a file swapped or edited since): the robot must run what was verified."""
@@ -303,11 +324,17 @@ class DeployPolicy:
         return out[0] if np.ndim(obs) == 1 else out
 
     def act(self, readings: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(joint position targets, kp, kd) for the readings; remembers the action."""
+        """(joint position targets, kp, kd) for the readings; remembers the action (without the
+        priors: the policy observes its own)."""
         action = np.clip(self.infer(self.observation(readings)), -self.clip, self.clip)
         self.last_action = action.astype(np.float32)
         base = self.targets if self.mode == "delta" else self.offset
-        targets = joint_targets(self.meta["action"], action, base)
+        drive = action
+        if self.meta["action"].get("priors"):  # the clock of the observation just built
+            added = prior_offsets(self.meta["action"], self.steps - 1, float(self.meta["control_dt"]),
+                                  readings.get("command"))
+            drive = (action + added).astype(np.float32)
+        targets = joint_targets(self.meta["action"], drive, base)
         if self.mode == "delta":
             self.targets = targets.copy()  # a caller editing what it got leaves the next base alone
         return targets, self.kp, self.kd

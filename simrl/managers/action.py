@@ -42,18 +42,30 @@ def check_cover(env: Any, terms: Mapping[str, Any]) -> None:
 
 
 class ActionManager:
-    """The action entries of one env batch; together they claim every policy actuator once."""
+    """The action entries of one env batch: terms that claim actuators (together every policy
+    actuator once) and priors that add to the actions first (`prior = True`: a reference gait)."""
+
+    not_state = frozenset({"priors", "claims"})
 
     def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, type]):
         self.terms: dict[str, Any] = {}
         for name, func, params in action_entries(entries):
             where = f"action '{name}'"
             self.terms[name] = bind(env, term_func(table, func, where), params, where)(env)
-        check_cover(env, self.terms)
+        # priors add to the actions (a reference gait); the other terms claim actuators
+        self.priors = [t for t in self.terms.values() if getattr(t, "prior", False)]
+        claims = {k: t for k, t in self.terms.items() if not getattr(t, "prior", False)}
+        check_cover(env, claims)
+        for t in self.priors:
+            t.link(env, claims)
+        self.claims = list(claims.values())
 
     def apply(self, env: Any, actions: torch.Tensor) -> None:
-        """Write `actions` (N, num_actions) into `sim.ctrl` through every term."""
-        for term in self.terms.values():
+        """Write `actions` (N, num_actions) into `sim.ctrl`: the priors' additions, then every
+        claiming term."""
+        for term in self.priors:
+            actions = term.add(env, actions)
+        for term in self.claims:
             term.apply(env, actions)
 
     def spec(self, env: Any) -> dict[str, Any]:
@@ -61,7 +73,7 @@ class ActionManager:
         `scale` (one number, or one per actuator), `offset`, `mode`, and `binary` columns."""
         m, na = env.model, env.num_actions
         joint = mujoco.mjtObj.mjOBJ_JOINT
-        specs = [t.spec(env) for t in self.terms.values()]
+        specs = [t.spec(env) for t in self.claims]
         scale: Any = np.zeros(na)
         for sp in specs:
             scale[sp["cols"]] = sp["scale"]
@@ -75,6 +87,8 @@ class ActionManager:
             "scale": scale,
             "mode": next((sp["mode"] for sp in specs if "mode" in sp), "absolute"),
             **({"binary": binary} if binary else {}),
+            # what the runtime adds to the policy's actions before they become targets
+            **({"priors": [t.spec(env)["prior"] for t in self.priors]} if self.priors else {}),
             "offset": env.action_offset.tolist(),
             "clip": float(env.cfg.action_clip),
             "actuator_names": [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, i) for i in range(na)],

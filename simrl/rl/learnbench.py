@@ -4,6 +4,7 @@
     python -m simrl.bench learn robot=unitree_go1 seeds=3 iterations=250 out=runs/learn/go1
     python -m simrl.bench learn seeds=3 iterations=200 checkout=/path/to/old/tree   # another commit
     python -m simrl.bench learn seeds=3 iterations=200 first_eval=100   # skip the early checkpoints
+    python -m simrl.bench learn task=humanoid experiment=g1_walk "commands=[[0.5,0,0],[0,0,0]]"
 
 Each seed trains as `train.py seed=<s> max_iterations=<iterations>` would (any other `key=value`
 is a train override: `task=`, `robot=`, `task.cfg.<field>=`, `agent.<...>=`), saving a checkpoint
@@ -90,6 +91,7 @@ class LearnCfg:
     checkout: Path | None = None  # another source tree whose code trains and evaluates
     criterion: Criterion = field(default_factory=Criterion)
     overrides: list[str] = field(default_factory=list)  # train.py overrides
+    commands: list[list[float]] | None = None  # evaluated commands (None: play.py's default)
 
     @property
     def checkpoints(self) -> list[int]:
@@ -109,6 +111,8 @@ def parse_args(argv: list[str]) -> LearnCfg:
             if key == "seeds":
                 v = json.loads(value)
                 cfg.seeds = list(range(1, int(v) + 1)) if isinstance(v, int) else [int(s) for s in v]
+            elif key == "commands":
+                cfg.commands = [[float(x) for x in c] for c in json.loads(value)]
             elif key == "sim2sim_at":
                 v = json.loads(value)
                 cfg.sim2sim_at = [int(v)] if isinstance(v, int) else [int(i) for i in v]
@@ -151,11 +155,13 @@ def parse_args(argv: list[str]) -> LearnCfg:
 
 # the code each subprocess runs: the API of the tree on its PYTHONPATH (this one or checkout=)
 _TRAIN = "import sys, simrl; simrl.train(None, *sys.argv[2:], run_dir=sys.argv[1])"
-_PLAY = ("import json, sys, simrl; r = simrl.play(sys.argv[1], num_envs=int(sys.argv[2]), progress=False)"
+_PLAY = ("import json, sys, simrl; c = json.loads(sys.argv[4]); kw = {'commands': c} if c else {}; "
+         "r = simrl.play(sys.argv[1], num_envs=int(sys.argv[2]), progress=False, **kw)"
          ".results; open(sys.argv[3], 'w').write(json.dumps(r))")
 # sim-to-sim: export.py's ONNX + policy.json, then play.py policy= (simrl.deploy in MuJoCo C)
 _SIM2SIM = ("import json, sys, simrl; e = simrl.export(sys.argv[1], out_dir=sys.argv[4]); "
-            "r = simrl.play(str(e.onnx), episodes=int(sys.argv[2])).results; "
+            "c = json.loads(sys.argv[5]); kw = {'commands': c} if c else {}; "
+            "r = simrl.play(str(e.onnx), episodes=int(sys.argv[2]), **kw).results; "
             "open(sys.argv[3], 'w').write(json.dumps(r))")
 
 
@@ -211,6 +217,7 @@ def check_manifest(cfg: LearnCfg) -> None:
     iteration count is not a setting: more iterations continue the stored runs, fewer read
     their earlier checkpoints (the record keeps the largest)."""
     want = {"overrides": cfg.overrides, "iterations": cfg.iterations, "eval_every": cfg.eval_every,
+            **({"commands": cfg.commands} if cfg.commands else {}),
             "checkout": str(cfg.checkout.resolve()) if cfg.checkout else None}
     path = cfg.out / "learn.json"
     if path.is_file():
@@ -230,11 +237,12 @@ def evaluate_checkpoint(cfg: LearnCfg, ckpt: Path, sim2sim: bool = False) -> lis
     if sim2sim:
         cache = ckpt.with_name(f"eval_s2s_{ckpt.stem}_{cfg.sim2sim_episodes}.json")
         out_dir = ckpt.with_name(f"export_{ckpt.stem}")
-        args = [str(cfg.sim2sim_episodes), str(cache.with_suffix(".part")), str(out_dir)]
+        args = [str(cfg.sim2sim_episodes), str(cache.with_suffix(".part")), str(out_dir),
+                json.dumps(cfg.commands)]
         code = _SIM2SIM
     else:
         cache = ckpt.with_name(f"eval_{ckpt.stem}_{cfg.eval_envs}.json")
-        args, code = [str(cfg.eval_envs), str(cache.with_suffix(".part"))], _PLAY
+        args, code = [str(cfg.eval_envs), str(cache.with_suffix(".part")), json.dumps(cfg.commands)], _PLAY
     if not cache.is_file():
         _python(cfg, code, str(ckpt), *args, log=ckpt.parent / "eval.log")
         os.replace(cache.with_suffix(".part"), cache)

@@ -138,3 +138,14 @@ def test_more_iterations_continue_the_stored_runs_bit_for_bit(tmp_path):
     # fewer iterations than stored: the earlier checkpoints are read, nothing is trained
     rows = run(parse_args([*base, "iterations=2", f"out={out}"]), progress=False)
     assert [r["iteration"] for r in rows] == [1, 2] and not (out / "seed1" / "model_4.pt").exists()
+
+
+def test_the_evaluated_commands_are_a_benchmark_key_kept_in_its_manifest(tmp_path):
+    from simrl.rl.learnbench import check_manifest, parse_args
+
+    cfg = parse_args(["task=humanoid", "commands=[[0.5,0,0],[0,0,0]]", f"out={tmp_path}"])
+    assert cfg.commands == [[0.5, 0.0, 0.0], [0.0, 0.0, 0.0]] and cfg.overrides == ["task=humanoid"]
+    check_manifest(cfg)
+    other = parse_args(["task=humanoid", "commands=[[1.0,0,0]]", f"out={tmp_path}"])
+    with pytest.raises(ConfigError, match="holds runs trained with other settings"):
+        check_manifest(other)  # results evaluated on other commands are not reused
