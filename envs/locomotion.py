@@ -1,7 +1,7 @@
 """Velocity tracking for legged robots, on flat ground or a terrain grid (legged_gym / mjlab).
 
 One task for any robot config (configs/robot/*.yaml): quadrupeds and bipeds alike, every index
-looked up by name from the robot config (simrl.robot). `quadruped` and `humanoid` are this task
+looked up by name from the robot config (simrl.scene). `quadruped` and `humanoid` are this task
 with different defaults (robot, commands, reward weights, terminations).
 
 Commands (forward, lateral, yaw rate) are sampled per env and resampled every few seconds, a
@@ -37,7 +37,7 @@ from simrl.managers.observation import observation
 from simrl.managers.termination import deploy_facts
 from simrl.managers.terms import FINITE, NON_NEGATIVE, POSITIVE, UNIT_OPEN, index_of, param_rules
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
-from simrl.robot import Scene, assemble
+from simrl.scene import Scene, assemble
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan, scan_points
 

@@ -40,7 +40,7 @@ from simrl.math import (
     quat_to_rot6d,
     quat_to_rotvec,
 )
-from simrl.robot import Scene, assemble
+from simrl.scene import Scene, assemble
 
 EE = "attachment_site"  # the Panda's flange site (Menagerie's panda_nohand.xml)
 

@@ -170,7 +170,7 @@ def _task(robot: str | None) -> str:
     """The locomotion task a robot trains with: bipeds the humanoid one, the rest quadruped."""
     if robot is None:
         return "quadruped"
-    from simrl.robot import load_robot
+    from simrl.scene import load_robot
 
     return "humanoid" if len(load_robot(robot).feet) == 2 else "quadruped"
 
@@ -186,7 +186,7 @@ def bench_env(n: int, steps: int, repeats: int, nthread: int, robot: str | None 
     elif robot is None:
         model = mujoco.MjModel.from_xml_path(str(QUADRUPED))
     else:
-        from simrl.robot import assemble
+        from simrl.scene import assemble
 
         model = assemble(robot).model
     decimation = max(1, round(0.02 / model.opt.timestep))  # the tasks' 50 Hz control

@@ -152,7 +152,7 @@ def apply(x: torch.Tensor, signed_perm: tuple[torch.Tensor, torch.Tensor]) -> to
 
 
 def robot_mirror(scene) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(joint index, joint sign, foot index) of an assembled scene's robot (simrl.robot.Scene),
+    """(joint index, joint sign, foot index) of an assembled scene's robot (simrl.scene.Scene),
     by its config's `mirror` rule, at its default pose; checks the default pose is its own mirror
     image (actions are offsets from it, so their mirror is then a signed permutation too)."""
     robot, model = scene.robot, scene.model

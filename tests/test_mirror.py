@@ -91,6 +91,6 @@ def test_bad_mirror_rules_are_named():
 
 
 def _robot(name):
-    from simrl.robot import load_robot
+    from simrl.scene import load_robot
 
     return load_robot(name).to_dict()

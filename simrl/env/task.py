@@ -116,7 +116,7 @@ class TaskHooks:
     def joint_limits(self) -> dict[str, Any]:
         """The actuated joints' position ranges, in action order (None where a joint is
         unlimited): the deploy controller's safety envelope (simrl.deploy.controller)."""
-        from simrl.robot import joint_ranges, per_joint
+        from simrl.scene import joint_ranges, per_joint
 
         m = self.model
         joints = [int(m.actuator_trnid[i, 0]) for i in range(self.num_actions)]

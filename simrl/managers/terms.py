@@ -5,7 +5,8 @@
       ee_fine: {weight: 1.0, func: ee_pos_tanh, params: {site: attachment_site, std: 0.02}}
 
 Params that name model objects (`body`, `bodies`, `joint`, `joints`, `site`, `sites`) take names
-or regexes (full match) and are resolved at start-up: a singular one to one id (an int), a plural
+or regexes (full match), optionally entity-qualified (`robot/.*_foot`: among the robot's
+bodies only; simrl.scene.entity), and are resolved at start-up: a singular one to one id (an int), a plural
 one to a long tensor of ids on the env's device, in the order the patterns match. A name that
 matches nothing ends the start-up with one line listing the valid names. Params whose name
 ends in `_by_joint` take one value per policy joint as a robot config's per-joint settings do (a
@@ -78,16 +79,28 @@ def names_of(model: mujoco.MjModel, objtype: mujoco.mjtObj) -> list[str]:
 
 
 def resolve(model: mujoco.MjModel, objtype: mujoco.mjtObj, patterns: str | list[str],
-            where: str) -> list[int]:
-    """Ids of the objects whose names fully match `patterns`, pattern by pattern, each id once."""
+            where: str, entities: Mapping[str, Any] | None = None) -> list[int]:
+    """Ids of the objects whose names fully match `patterns`, pattern by pattern, each id once.
+    With the scene's `entities`, `<entity>/<regex>` matches among that entity's objects only
+    (`robot/.*_foot`, `cube/.*`)."""
     names = names_of(model, objtype)
+    kind = objtype.name.removeprefix("mjOBJ_").lower()
     ids: list[int] = []
     for p in [patterns] if isinstance(patterns, str) else list(patterns):
-        hits = [i for i, n in enumerate(names) if n and re.fullmatch(str(p), n)]
+        p = str(p)
+        pool: Any = range(len(names))
+        head, sep, rest = p.partition("/")
+        within = ""
+        if sep and entities and head in entities:
+            pool, p, within = entities[head].ids(objtype), rest, f" of entity '{head}'"
+        elif sep and entities and not any(n and re.fullmatch(p, n) for n in names):
+            raise UnknownNameError(f"{where}: '{head}' of {kind} '{p}' is not an entity of the scene; "
+                                   f"entities: {sorted(entities)}")
+        hits = [i for i in pool if names[i] and re.fullmatch(p, names[i])]
         if not hits:
-            kind = objtype.name.removeprefix("mjOBJ_").lower()
-            raise UnknownNameError(f"{where}: {kind} '{p}' matches nothing in the model; "
-                                   f"valid: {[n for n in names if n][:60]}")
+            valid = [names[i] for i in pool if names[i]]
+            raise UnknownNameError(f"{where}: {kind} '{p}'{within} matches nothing in the model; "
+                                   f"valid: {valid[:60]}")
         ids += [i for i in hits if i not in ids]
     return ids
 
@@ -147,7 +160,7 @@ def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any],
     bound = {}
     for key, value in params.items():
         if key.endswith("_by_joint"):
-            from simrl.robot import per_joint
+            from simrl.scene import per_joint
 
             joints = getattr(getattr(env, "robot", None), "joints", None)
             if not joints:
@@ -159,7 +172,8 @@ def bind(env: Any, func: Callable[..., torch.Tensor], params: Mapping[str, Any],
             bound[key] = torch.as_tensor(values, device=env.device, dtype=torch.float32)
         elif key in OBJECT_PARAMS:
             objtype, plural = OBJECT_PARAMS[key]
-            ids = resolve(env.model, objtype, value, where)
+            entities = getattr(getattr(env, "scene", None), "entities", None)
+            ids = resolve(env.model, objtype, value, where, entities)
             if plural:
                 bound[key] = torch.as_tensor(ids, device=env.device, dtype=torch.long)
             elif len(ids) != 1:

@@ -72,7 +72,7 @@ class JointPositionAction:
         if isinstance(scale, (int, float)) and not isinstance(scale, bool):
             self.scale: float | torch.Tensor = float(scale)  # a number: the arithmetic of a float
         else:
-            from simrl.robot import per_joint
+            from simrl.scene import per_joint
 
             self.scale = torch.as_tensor(per_joint(scale, names, "joint_position_action: scale"),
                                          device=env.device, dtype=torch.float32)

@@ -39,7 +39,7 @@ class RobotServer:
                  domain: int = 0, rate: float = 500.0, trace: str | None = None):
         from simrl.deploy import unitree
         from simrl.deploy.dds import participant
-        from simrl.robot import DEFAULT_KEY, assemble, load_robot
+        from simrl.scene import DEFAULT_KEY, assemble, load_robot
 
         meta: dict[str, Any] = {}
         if policy is not None:

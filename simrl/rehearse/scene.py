@@ -25,7 +25,7 @@ def scene_model(meta: dict[str, Any], terrain: Any = None):
     ground, e.g. "stairs" to test on steps."""
     scene = meta["deploy"]["scene"]
     if "robot" in scene:
-        from simrl.robot import assemble
+        from simrl.scene import assemble
 
         built = assemble(scene["robot"], terrain=terrain or meta["deploy"].get("terrain"),
                          objects=scene.get("objects"))

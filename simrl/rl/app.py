@@ -91,7 +91,7 @@ def build_env(cfg: DictConfig, num_envs: int | None = None, seed: int | None = N
 def _inline_robot_file(cfg: DictConfig) -> None:
     """A robot yaml given by path (task.cfg.robot=/path, robot=/path) goes into the run's config
     by value, so the run replays after the file moves or changes."""
-    from simrl.robot import load_robot, robot_names
+    from simrl.scene import load_robot, robot_names
 
     node = cfg.task.get("cfg")
     robot = node.get("robot") if node is not None else None

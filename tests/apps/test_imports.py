@@ -90,9 +90,9 @@ def test_no_import_cycles_below_the_package_facade():
 
 
 @pytest.mark.parametrize("layer, above", [
-    ("simrl.sim", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api", "simrl.robot")),
+    ("simrl.sim", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api", "simrl.scene")),
     ("simrl.terrain", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api")),
-    ("simrl.robot", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api")),
+    ("simrl.scene", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api")),
     ("simrl.managers", ("simrl.mdp", "simrl.env", "simrl.rl", "simrl.registry", "simrl.api", "simrl.config")),
     ("simrl.mdp", ("simrl.env", "simrl.rl", "simrl.registry", "simrl.api", "simrl.config")),
     ("simrl.env", ("simrl.rl", "simrl.registry", "simrl.api", "simrl.config")),

@@ -75,7 +75,7 @@ def test_an_installed_copy_finds_its_assets_and_configs(wheel, tmp_path):
     _run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)])
     code = """
 import json, torch, simrl, simrl.envs
-from simrl.robot import robot_names
+from simrl.scene import robot_names
 env = simrl.make("quadruped", 4, device="cpu")
 obs, rew, term, trunc, _ = env.step(torch.zeros(4, env.num_actions))
 run = simrl.train("cartpole", "max_iterations=1", "num_envs=8", device="cpu", progress=False, run_dir="run")

@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 from simrl.deploy import DeployPolicy, load_metadata, projected_gravity
 from simrl.registry import make
 from simrl.rl.app import policy_from_checkpoint
-from simrl.robot import assemble
+from simrl.scene import assemble
 from tests.conftest import with_deploy_spec
 
 

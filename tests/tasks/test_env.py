@@ -264,7 +264,7 @@ def test_a_push_shows_in_the_observation_of_the_step_it_happens():
 
 def test_default_pose_follows_the_robot_config():
     """Per-joint angles in the robot config become the home pose: targets, resets, keyframe."""
-    from simrl.robot import load_robot
+    from simrl.scene import load_robot
 
     robot = load_robot("quadruped").to_dict()
     robot["default_pose"] = {".*_thigh_joint": 0.7, ".*_calf_joint": -1.5, ".*": 0.0}

@@ -237,7 +237,7 @@ def test_a_new_clock_period_moves_the_reward_and_a_reward_on_another_clock_is_re
 
 def test_the_default_offsets_pair_the_diagonal_feet_whatever_their_order():
     from simrl.envs.locomotion import default_gait_offsets
-    from simrl.robot import assemble, load_robot
+    from simrl.scene import assemble, load_robot
 
     assert default_gait_offsets(assemble("quadruped")) == [0.0, 0.5, 0.5, 0.0]  # FR FL RR RL
     assert default_gait_offsets(assemble("unitree_go1")) == [0.0, 0.5, 0.5, 0.0]

@@ -12,7 +12,7 @@ import torch
 import simrl
 from simrl.errors import ConfigError
 from simrl.rl.evaluate import evaluate
-from simrl.robot import assemble
+from simrl.scene import assemble
 
 
 def test_panda_assembles_as_a_fixed_base_arm_without_feet_or_imu():

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from simrl.errors import ConfigError, MissingFileError, UnknownNameError
-from simrl.robot import assemble, load_robot, robot_names
+from simrl.scene import assemble, load_robot, robot_names
 
 # the legged robots (the arms' scenes and tasks: tests/tasks/test_manipulation.py)
 ROBOTS = [name for name in robot_names() if load_robot(name).feet]

@@ -9,7 +9,7 @@ import torch
 
 import simrl
 from simrl.errors import ConfigError, UnknownNameError
-from simrl.robot import assemble
+from simrl.scene import assemble
 from simrl.terrain import TerrainCfg, generate, terrain_from
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField

@@ -1,7 +1,7 @@
 """Objects: free bodies a scene holds beside its robot (a cube to pick up), as data.
 
     objects = {"cube": {"size": [0.02, 0.02, 0.02], "mass": 0.05, "pos": [0.5, 0.0, 0.02]}}
-    scene = assemble("franka_panda_hand", objects=objects)   # simrl.robot
+    scene = assemble("franka_panda_hand", objects=objects)   # simrl.scene
     scene.objects["cube"].qpos                                 # qpos address of its free joint
 
 Each object is one box geom on a body with a free joint, added on the scene's `MjSpec` after
