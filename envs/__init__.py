@@ -12,7 +12,7 @@ _LOCO, _CART, _ARM = "simrl.envs.locomotion", "simrl.envs.cartpole", "simrl.envs
 TASKS: dict[str, tuple[str, str, str]] = {
     "quadruped": (f"{_LOCO}:LocomotionEnv", f"{_LOCO}:QuadrupedCfg", "simrl/Quadruped-v0"),
     "humanoid": (f"{_LOCO}:LocomotionEnv", f"{_LOCO}:HumanoidCfg", "simrl/Humanoid-v0"),
-    "cartpole": (f"{_CART}:CartpoleEnv", f"{_CART}:CartpoleCfg", "simrl/Cartpole-v0"),
+    "cartpole": ("simrl.env:EnvBatch", f"{_CART}:CartpoleCfg", "simrl/Cartpole-v0"),
     "reach": (f"{_ARM}:ReachEnv", f"{_ARM}:ReachCfg", "simrl/Reach-v0"),
     "lift": (f"{_ARM}:LiftEnv", f"{_ARM}:LiftCfg", "simrl/Lift-v0"),
 }

@@ -1,17 +1,59 @@
-"""Cartpole balance: the smoke test of the whole pipeline (trains in about a minute on a CPU)."""
+"""Cartpole balance: the smoke test of the whole pipeline (trains in about a minute on a CPU).
+
+A task as configuration: `CartpoleCfg` holds the task's fields, the terms only it uses (`TERMS`)
+and the entries its fields imply (`own_entries`); the env is the library's `EnvBatch`.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import torch
 
-from simrl.env import EnvBatch, EnvCfg, ObsTerm
+from simrl.env import EnvCfg, ObsTerm
 from simrl.managers.observation import observation
+from simrl.managers.termination import deploy_facts
+
+
+@deploy_facts(lambda env, noise: {"qpos_noise": float(noise)})
+def reset_state_uniform(env: Any, mask: torch.Tensor, noise: float) -> None:
+    """Every qpos and qvel of the envs being reset drawn uniformly in +-`noise` (a model at rest
+    at all zeros: the cart centred, the pole up)."""
+    n, rows, sim = env.num_envs, mask[:, None], env.sim
+    qpos = env.uniform((n, sim.qpos.shape[1]), -noise, noise).to(sim.dtype)
+    sim.qpos[:] = torch.where(rows, qpos, sim.qpos)
+    qvel = env.uniform((n, sim.qvel.shape[1]), -noise, noise).to(sim.dtype)
+    sim.qvel[:] = torch.where(rows, qvel, sim.qvel)
+
+
+_ENC = "joint encoder angles: [cart position m, pole angle rad]"
+_VEL = "joint velocities: [cart m/s, pole rad/s]"
+OBSERVATIONS = {  # each with how a robot supplies it (export writes it into policy.json)
+    "cart_pos": observation(lambda env: env.sim.qpos[:, :1].float(),
+                            read={"reading": "joint_pos", "columns": [0], "doc": _ENC}),
+    "pole_angle": observation(lambda env: env.sim.qpos[:, 1:2].float(),
+                              read={"reading": "joint_pos", "columns": [1], "doc": _ENC}),
+    "cart_vel": observation(lambda env: env.sim.qvel[:, :1].float(),
+                            read={"reading": "joint_vel", "columns": [0], "doc": _VEL}),
+    "pole_vel": observation(lambda env: env.sim.qvel[:, 1:2].float(),
+                            read={"reading": "joint_vel", "columns": [1], "doc": _VEL}),
+}
+REWARDS = {
+    "alive": lambda env: torch.ones(env.num_envs, device=env.device),
+    "upright": lambda env: torch.cos(env.sim.qpos[:, 1]).float(),
+    "centered": lambda env: -env.sim.qpos[:, 0].abs().float(),
+    "effort": lambda env: env.actions.square().sum(dim=1),
+}
 
 
 @dataclass
 class CartpoleCfg(EnvCfg):
+    task_name: ClassVar[str] = "cartpole"
+    TERMS: ClassVar[dict[str, dict[str, Any]]] = {
+        "observations": OBSERVATIONS, "rewards": REWARDS,
+        "events": {"reset_state_uniform": reset_state_uniform}}
+
     model: str = "cartpole/cartpole.xml"
     decimation: int = 2  # 100 Hz physics, 50 Hz control
     episode_length_s: float = 5.0
@@ -28,43 +70,15 @@ class CartpoleCfg(EnvCfg):
     max_cart_pos: float = 2.4  # m
     init_noise: float = 0.1
 
-
-class CartpoleEnv(EnvBatch):
-    task_name = "cartpole"
-    cfg: CartpoleCfg
-
-    def task_terminations(self) -> dict:
-        cfg = self.cfg
+    def own_entries(self) -> dict[str, dict[str, Any]]:
+        """The pole past `max_angle` or the cart past `max_cart_pos` ends an episode; each
+        starts at rest within `init_noise`."""
         out_of_range = "joint_pos_out_of_range"
-        return {"pole_down": {"func": out_of_range, "params": {"joint": "hinge", "limit": cfg.max_angle}},
-                "off_rail": {"func": out_of_range, "params": {"joint": "slider", "limit": cfg.max_cart_pos}}}
-
-    def deploy_spec(self) -> dict:
-        spec = super().deploy_spec()
-        spec["reset"] = {"qpos_noise": self.cfg.init_noise}
-        return spec
-
-    def reset_envs(self, mask: torch.Tensor) -> None:
-        n, s, rows = self.num_envs, self.cfg.init_noise, mask[:, None]
-        self.sim.qpos[:] = torch.where(rows, self.uniform((n, 2), -s, s).to(self.sim.dtype), self.sim.qpos)
-        self.sim.qvel[:] = torch.where(rows, self.uniform((n, 2), -s, s).to(self.sim.dtype), self.sim.qvel)
-
-
-_ENC = "joint encoder angles: [cart position m, pole angle rad]"
-_VEL = "joint velocities: [cart m/s, pole rad/s]"
-CartpoleEnv.OBS_TERMS = {  # each with how a robot supplies it (export writes it into policy.json)
-    "cart_pos": observation(lambda env: env.sim.qpos[:, :1].float(),
-                            read={"reading": "joint_pos", "columns": [0], "doc": _ENC}),
-    "pole_angle": observation(lambda env: env.sim.qpos[:, 1:2].float(),
-                              read={"reading": "joint_pos", "columns": [1], "doc": _ENC}),
-    "cart_vel": observation(lambda env: env.sim.qvel[:, :1].float(),
-                            read={"reading": "joint_vel", "columns": [0], "doc": _VEL}),
-    "pole_vel": observation(lambda env: env.sim.qvel[:, 1:2].float(),
-                            read={"reading": "joint_vel", "columns": [1], "doc": _VEL}),
-}
-CartpoleEnv.REWARD_TERMS = {
-    "alive": lambda env: torch.ones(env.num_envs, device=env.device),
-    "upright": lambda env: torch.cos(env.sim.qpos[:, 1]).float(),
-    "centered": lambda env: -env.sim.qpos[:, 0].abs().float(),
-    "effort": lambda env: env.actions.square().sum(dim=1),
-}
+        pole = {"joint": "hinge", "limit": self.max_angle}
+        cart = {"joint": "slider", "limit": self.max_cart_pos}
+        return {
+            "terminations": {"pole_down": {"func": out_of_range, "params": pole},
+                             "off_rail": {"func": out_of_range, "params": cart}},
+            "events": {"reset": {"func": "reset_state_uniform", "mode": "reset",
+                                 "params": {"noise": self.init_noise}}},
+        }

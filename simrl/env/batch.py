@@ -39,7 +39,7 @@ from tensordict import TensorDict
 
 import simrl.env.checks as checks
 import simrl.env.state as env_state
-from simrl.env.config import EnvCfg
+from simrl.env.config import EnvCfg, own_entries
 from simrl.env.task import TaskHooks
 from simrl.managers import (
     ActionManager,
@@ -81,7 +81,10 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.cfg = cfg
         self.render_mode = render_mode
+        self.task_name = getattr(cfg, "task_name", "") or type(self).task_name
         self.check_terms(cfg)
+        for attr, table in checks.term_tables(type(self), cfg).items():  # the library's, the task's
+            setattr(self, attr, table)
         model = self.build_model()
         cfg = self.cfg  # build_model may complete the config from the model (a robot's gait offsets)
         self.sim: Sim = make_sim(model, num_envs, device=resolve_device(device), backend=backend,
@@ -135,20 +138,26 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         """The managers of the kinds the task builds entries for, in their dependency order:
         commands before curricula (a level scales a command), everything after `setup`."""
         cfg = self.cfg
+        own = own_entries(cfg)  # the entries the config's fields imply; a subclass's hooks' over them
+
+        def entries(kind: str, hook: Any, given: Any) -> dict[str, Any]:
+            return merge_entries({**own.get(kind, {}), **hook()}, given, kind[:-1] if kind != "curriculum"
+                                 else kind)
+
         self.reward_manager.bind(self, self.REWARD_TERMS)
         self.observation_manager.bind(self, self.OBS_TERMS)
         self.metric_manager = MetricManager(self, self.METRIC_TERMS, self.TRACKING_TERMS)
         self.event_manager = EventManager(
-            self, merge_entries(self.task_events(), cfg.events, "event"), self.EVENT_TERMS)
+            self, entries("events", self.task_events, cfg.events), self.EVENT_TERMS)
         self.termination_manager = TerminationManager(
-            self, merge_entries(self.task_terminations(), cfg.terminations, "termination"),
+            self, entries("terminations", self.task_terminations, cfg.terminations),
             self.TERMINATION_TERMS)
         self.command_manager = CommandManager(
-            self, merge_entries(self.task_commands(), cfg.commands, "command"), self.COMMAND_TERMS)
+            self, entries("commands", self.task_commands, cfg.commands), self.COMMAND_TERMS)
         self.action_manager = ActionManager(
-            self, merge_entries(self.task_actions(), cfg.actions, "action"), self.ACTION_TERMS)
+            self, entries("actions", self.task_actions, cfg.actions), self.ACTION_TERMS)
         self.curriculum_manager = CurriculumManager(
-            self, merge_entries(self.task_curriculum(), cfg.curriculum, "curriculum"), self.CURRICULUM_TERMS)
+            self, entries("curriculum", self.task_curriculum, cfg.curriculum), self.CURRICULUM_TERMS)
         self.link_terms()
 
     # --- the loop -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from simrl.errors import ConfigError
 from simrl.managers.entries import merge_entries
@@ -16,7 +16,14 @@ from simrl.managers.observation import ObsTerm
 
 @dataclass
 class EnvCfg:
-    """What every task config has. Tasks subclass it with their own fields."""
+    """What every task config has. A task is configuration: its config class adds the task's
+    fields (knobs), the term functions only it uses (`TERMS`: kind -> {name: function}) and the
+    term entries its fields imply (`own_entries`), over which the config's own entries merge."""
+
+    task_name: ClassVar[str] = ""
+    # kind (observations, rewards, metrics, tracking, events, terminations, commands, actions,
+    # curriculum) -> {name: term function or class}: the task's terms beside the library's
+    TERMS: ClassVar[dict[str, dict[str, Any]]] = {}
 
     model: str = ""  # MJCF path, relative to assets/ or absolute
     keyframe: str | None = None
@@ -46,6 +53,18 @@ class EnvCfg:
     actions: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     # what raises the difficulty as the policy earns it (simrl.mdp.curriculum)
     curriculum: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+
+
+def own_entries(cfg: Any) -> dict[str, dict[str, Any]]:
+    """The entries a task config's fields imply, per kind (`cfg.own_entries()` where its class
+    defines it; every task drives every policy actuator with one joint_position_action unless
+    it says otherwise)."""
+    joint_pos = {"func": "joint_position_action", "params": {}}
+    out: dict[str, dict[str, Any]] = {"actions": {"joint_pos": joint_pos}}
+    own = getattr(cfg, "own_entries", None)
+    if own is not None:
+        out.update(own())
+    return out
 
 
 def merge_observations(base: Mapping[str, list[ObsTerm]],

@@ -18,7 +18,9 @@ from simrl.snapshot import capture, restore
 FORMAT = 2  # 1: simrl 0.1.0 (state on the env); 2: the managers own their state
 
 # env attributes rebuilt from the config, not saved
-NOT_STATE = frozenset({"sim", "model", "cfg", "_mirror_maps", "robot_mirror"})
+NOT_STATE = frozenset({"sim", "model", "cfg", "_mirror_maps", "robot_mirror", "task_name", "OBS_TERMS",
+                       "REWARD_TERMS", "METRIC_TERMS", "TRACKING_TERMS", "EVENT_TERMS", "TERMINATION_TERMS",
+                       "COMMAND_TERMS", "ACTION_TERMS", "CURRICULUM_TERMS"})
 
 
 def config_key(env: Any) -> str:

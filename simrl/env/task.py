@@ -39,9 +39,9 @@ class TaskHooks:
         self.action_manager.apply(self, actions)
 
     def task_actions(self) -> dict[str, dict[str, Any]]:
-        """The task's own action entries: one joint_position_action over every policy actuator
-        (the task's `action_scale` and `action_offset`); the config's `actions` replace them."""
-        return {"joint_pos": {"func": "joint_position_action", "params": {}}}
+        """The task's own action entries (by default, simrl.env.config.own_entries: one
+        joint_position_action over every policy actuator, at the task's scale and offset)."""
+        return {}
 
     def task_events(self) -> dict[str, dict[str, Any]]:
         """The task's own event entries, built from its fields (a legged task's pushes); they
@@ -107,7 +107,8 @@ class TaskHooks:
             "tracks_commands": False,
             # the termination terms' facts: max_abs_qpos {qpos index: limit}, max_tilt_cos, ...
             "termination": merge_facts({}, self.termination_manager.facts),
-            "reset": {},  # qpos_noise: uniform +- on every qpos; joint_scale: [lo, hi]
+            # the reset events' facts: qpos_noise (uniform +- on every qpos), joint_scale [lo, hi]
+            "reset": merge_facts({}, self.event_manager.facts),
             "limits": self.joint_limits(),
             # the commands' facts: tracks_commands (a velocity), target (a pose's or position's draw)
             **self.command_manager.deploy_facts(self),

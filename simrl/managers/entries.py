@@ -58,8 +58,9 @@ def merge_entries(base: Mapping[str, Any], over: Mapping[str, Any] | None, kind:
             del out[name]
             continue
         own = out.get(name)
-        if own is None or not isinstance(_as_entry(entry, kind), Mapping):
-            out[name] = entry
+        if own is None or not isinstance(_as_entry(entry, kind), Mapping) or (
+                not isinstance(own, Mapping) and not isinstance(entry, Mapping)):
+            out[name] = entry  # a new entry, or a bare weight over a bare weight
             continue
         own, entry = _as_entry(own, kind), _as_entry(entry, kind)
         if not isinstance(own, Mapping):

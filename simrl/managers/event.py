@@ -47,15 +47,21 @@ def event_terms(events: Mapping[str, Any] | None) -> list[EventTerm]:
 class EventManager:
     """The event entries of one env batch. Holds no state of its own."""
 
-    not_state = frozenset({"fns"})
+    not_state = frozenset({"fns", "facts"})
 
     def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, Callable[..., None]]):
+        from simrl.managers.termination import merge_facts
+
         self.fns: dict[str, list[tuple[Callable[..., None], int]]] = {mode: [] for mode in MODES}
+        self.facts: dict[str, Any] = {}  # reset events' part of policy.json's deploy.reset
         for e in event_terms(entries):  # names: the env's check_terms
             steps = 0 if e.interval_s is None else max(1, round(e.interval_s / env.dt))
             fn = bind(env, term_func(table, e.func, f"event '{e.name}'"), e.params, f"event '{e.name}'",
                       call_args=2)
             self.fns[e.mode].append((fn, steps))
+            facts = getattr(fn.func if hasattr(fn, "func") else fn, "deploy_facts", None)
+            if facts is not None and e.mode == "reset":
+                merge_facts(self.facts, facts(env, **getattr(fn, "keywords", {})))
 
     def interval_steps(self) -> list[int]:
         """Control steps between the firings of each interval event."""
