@@ -11,8 +11,8 @@ import numpy as np
 
 # the newest policy.json this runtime reads, and the one simrl.rl.export writes. 4: each obs term
 # says how it is read ("read"), and reading_docs; 5: action scales per actuator and binary
-# columns, obs terms' own clip and delay
-FORMAT_VERSION = 5
+# columns, obs terms' own clip and delay; 6: action priors (a reference gait) the runtime adds
+FORMAT_VERSION = 6
 
 
 def load_metadata(path: str | Path) -> dict[str, Any]:
