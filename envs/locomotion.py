@@ -83,7 +83,6 @@ FLAT_REWARDS = {
 @dataclass
 class LocomotionCfg(EnvCfg):
     task_name: ClassVar[str] = "locomotion"
-    renamed: ClassVar[dict[str, str]] = {"added_trunk_mass": "added_base_mass"}  # old runs' keys
     # fields added after runs were saved, with the values those runs were trained with
     since: ClassVar[dict[str, Any]] = {
         "action_delay": (0, 0), "kp_scale": (1.0, 1.0), "kd_scale": (1.0, 1.0),
@@ -616,10 +615,6 @@ class LocomotionEnv(EnvBatch):
     def heading_mode(self) -> bool:
         """Whether the yaw-rate command steers towards a drawn heading (the base_velocity command's)."""
         return self.command_terms["base_velocity"].heading_mode
-
-    @heading_mode.setter
-    def heading_mode(self, on: bool) -> None:  # a checkpoint saved before the command terms sets it
-        self.command_terms["base_velocity"].heading_mode = bool(on)
 
     def task_curriculum(self) -> dict[str, dict[str, Any]]:
         """`command_curriculum` ({start, step, threshold}) as the command_level term on

@@ -92,36 +92,14 @@ def _names(read: dict[str, Any]) -> list[str]:
     r = read["reading"]
     return [r] if isinstance(r, str) else list(r)
 
-# Policies exported before each term declared its reading (policy.json format_version <= 3):
-# their terms' reads, by the names those exports used. New exports never consult this.
-LEGACY_READS: dict[str, dict[str, Any]] = {
-    "base_lin_vel": {"reading": "base_lin_vel"}, "base_ang_vel": {"reading": "gyro"},
-    "projected_gravity": {"reading": "quat", "op": "gravity"}, "command": {"reading": "command"},
-    "joint_pos": {"reading": "joint_pos", "minus": "default_joint_pos"},
-    "joint_vel": {"reading": "joint_vel"}, "last_action": {"reading": "last_action"},
-    "foot_contact": {"reading": "foot_contact"},
-    "cart_pos": {"reading": "joint_pos", "columns": [0]},
-    "pole_angle": {"reading": "joint_pos", "columns": [1]},
-    "cart_vel": {"reading": "joint_vel", "columns": [0]},
-    "pole_vel": {"reading": "joint_vel", "columns": [1]},
-}
-LEGACY_DOCS: dict[str, str] = {
-    "joint_pos": "joint encoder angles (rad), in the policy's action order",
-    "joint_vel": "joint velocities (rad/s), in the policy's action order",
-    "gyro": "IMU angular velocity (rad/s), in the IMU frame",
-    "quat": "IMU orientation, quaternion wxyz (or 'gravity': unit gravity in the IMU frame)",
-    "command": "[forward m/s, lateral m/s, yaw rate rad/s]",
-    "base_lin_vel": "base linear velocity (m/s) in the IMU frame: a state estimator's output",
-    "foot_contact": "foot contact flags, in the robot config's feet order",
-}
 # readings the runtime supplies itself: the last action, and the time since the policy state
 # began (control steps since `reset` x control_dt: a gait clock's time)
 OWN = ("last_action", "policy_time")
 
 
 def term_read(meta: dict[str, Any], term: dict[str, Any]) -> dict[str, Any]:
-    """How `term` is read: its own `read` (exports since format 4), else the legacy table's."""
-    read = term.get("read") or LEGACY_READS.get(term["name"])
+    """How `term` is read: its own `read` (policy.json format 4 on)."""
+    read = term.get("read")
     if read is None:
         raise ValueError(f"policy.json does not say how to read observation term '{term['name']}' (no "
                          f"'read' entry): export the checkpoint again with export.py")
@@ -139,7 +117,7 @@ def reading_docs(meta: dict[str, Any]) -> dict[str, str]:
     for t in meta["obs_terms"]:
         for name in _names(term_read(meta, t)):
             if name not in OWN:
-                needed[name] = docs.get(name) or LEGACY_DOCS.get(name, "")
+                needed[name] = docs.get(name, "")
     return needed
 
 
@@ -271,9 +249,13 @@ class DeployPolicy:
         if not self.path.is_file():
             raise FileNotFoundError(f"no exported policy at '{self.path}'")
         self.meta = load_metadata(self.path)
-        if int(self.meta.get("format_version", 0)) > FORMAT_VERSION:
-            raise ValueError(f"policy.json format_version {self.meta['format_version']} is newer than this "
-                             f"runtime reads ({FORMAT_VERSION}): update simrl.deploy on the robot")
+        found = int(self.meta.get("format_version", 0))
+        if found > FORMAT_VERSION:
+            raise ValueError(f"policy.json format_version {found} is newer than this runtime reads "
+                             f"({FORMAT_VERSION}): update simrl.deploy on the robot")
+        if found < 4:
+            raise ValueError(f"policy.json format_version {found} predates per-term reads (format 4): "
+                             "export the checkpoint again (python export.py checkpoint=<run>)")
         check_onnx_hash(self.path, self.meta)
         for term in self.meta["obs_terms"]:  # every term readable, before anything runs
             term_read(self.meta, term)

@@ -105,9 +105,6 @@ def _obs_term(group: str, name: str | None, entry: Any) -> ObsTerm:
 def cfg_from_dict(cls: type, values: dict[str, Any] | None) -> Any:
     """Build config dataclass `cls` from a (Hydra) dict; unknown keys list the valid ones."""
     values = dict(values or {})
-    for old, new in getattr(cls, "renamed", {}).items():  # runs saved under an older name
-        if old in values and new not in values:
-            values[new] = values.pop(old)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - names)
     if unknown:

@@ -12,7 +12,6 @@ import dataclasses
 import json
 from typing import Any
 
-from simrl.managers.observation import OBS_TERM_DEFAULTS
 from simrl.snapshot import capture, restore
 
 FORMAT = 2  # 1: simrl 0.1.0 (state on the env); 2: the managers own their state
@@ -25,13 +24,7 @@ NOT_STATE = frozenset({"sim", "model", "cfg", "_mirror_maps", "robot_mirror", "t
 
 def config_key(env: Any) -> str:
     """What an env state depends on besides itself: the task config, world count, backend."""
-    fields = dataclasses.asdict(env.cfg)
-    for terms in fields.get("observations", {}).values():  # a term's new fields at their
-        for t in terms:  # old values are left out: states saved before them still load
-            for k, v in OBS_TERM_DEFAULTS.items():
-                if isinstance(t, dict) and k in t and t[k] == v:
-                    del t[k]
-    cfg = json.dumps(fields, sort_keys=True, default=str)
+    cfg = json.dumps(dataclasses.asdict(env.cfg), sort_keys=True, default=str)
     return f"{env.task_name}|{env.num_envs}|{env.sim.backend}|{cfg}"
 
 
@@ -48,37 +41,11 @@ def load_state_dict(env: Any, state: dict[str, Any]) -> None:
     if found != FORMAT:
         raise ValueError(f"env state format {found} (simrl {'0.1.0' if found == 1 else 'other'}); this "
                          f"simrl reads format {FORMAT}: train anew, or use the simrl that saved it")
-    if not _same_config(state["config"], config_key(env), env.cfg):
+    if state["config"] != config_key(env):
         raise ValueError(_config_difference(state["config"], config_key(env)))
     env.sim.set_state(state["sim"])
     for k, v in state["task"].items():
         setattr(env, k, restore(getattr(env, k, None), v, k))
-
-
-def _same_config(saved: str, here: str, cfg: Any) -> bool:
-    """Whether two `config_key`s agree, fields missing from `saved` taken at the values runs
-    saved before them had."""
-    if saved == here:
-        return True
-    (*a, ca), (*b, cb) = saved.split("|", 3), here.split("|", 3)
-    if a != b:
-        return False
-    old, new = json.loads(ca), json.loads(cb)
-    since = getattr(type(cfg), "since", {})
-    defaults = {f.name: f for f in dataclasses.fields(cfg)}
-    for k in new.keys() - old.keys():
-        f = defaults.get(k)
-        if k in since:
-            was = since[k]
-        elif f is not None and f.default is not dataclasses.MISSING:
-            was = f.default
-        elif f is not None and f.default_factory is not dataclasses.MISSING:
-            was = f.default_factory()
-        else:
-            return False
-        if json.loads(json.dumps(was, default=str)) != new[k]:
-            return False
-    return all(old[k] == new.get(k) for k in old)
 
 
 def _config_difference(saved: str, here: str) -> str:

@@ -39,7 +39,6 @@ class ObsTerm:
     func: str | None = None  # the term function (None: the name): one function under two names
 
 
-OBS_TERM_DEFAULTS = {"clip": None, "delay": 0}  # fields added since runs were saved: their values then
 
 
 class ObsSlot(NamedTuple):
@@ -55,11 +54,6 @@ class ObsSlot(NamedTuple):
     clip: float | None = None
     delay: int = 0
     func: str = ""  # the term function's name in the task's table
-
-    def added_fields(self) -> dict[str, Any]:
-        """The fields added since runs were saved (OBS_TERM_DEFAULTS) where they differ from their
-        values then: written only then, so a layout that leaves them reads as it always did."""
-        return {k: getattr(self, k) for k, old in OBS_TERM_DEFAULTS.items() if getattr(self, k) != old}
 
 
 def observation(func: Callable[..., torch.Tensor] | None = None, *, read: Any = None,

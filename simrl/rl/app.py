@@ -249,11 +249,11 @@ def _write_run_json(run_dir: Path, start: int, iterations: int, rank: int) -> No
 
 
 def obs_layout(env) -> dict[str, list[dict[str, Any]]]:
-    """The observation layout as plain data (term, start, stop, scale, noise, history; clip and
-    delay where set) per group."""
+    """The observation layout as plain data (term, start, stop, scale, noise, history, clip,
+    delay) per group."""
     return {
         g: [{"name": t.name, "start": t.slice.start, "stop": t.slice.stop, "scale": t.scale,
-             "noise": t.noise, "history": t.history, **t.added_fields()}
+             "noise": t.noise, "history": t.history, "clip": t.clip, "delay": t.delay}
             for t in layout]
         for g, layout in env.obs_layout.items()
     }

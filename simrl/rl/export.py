@@ -102,7 +102,7 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
                     docs[name] = text
             layout.append({"name": slot.name, "start": offset + s.start, "stop": offset + s.stop,
                            "scale": slot.scale, "history": slot.history, "width": slot.width,
-                           **slot.added_fields(),
+                           "clip": slot.clip, "delay": slot.delay,
                            "read": read})
         offset = layout[-1]["stop"]
     return {

@@ -35,7 +35,8 @@ def test_missing_readings_are_refused_by_name():
     r["gravity"] = r.pop("quat") * 0 + np.array([0.0, 0.0, 0.0, 0.0])  # wrong size: refused too
     with pytest.raises(ValueError, match="has 4 values"):
         observation(meta, r)
-    meta_lin = {**meta, "obs_terms": [{"name": "base_lin_vel", "start": 0, "stop": 3, "scale": 1.0}]}
+    meta_lin = {**meta, "obs_terms": [{"name": "base_lin_vel", "start": 0, "stop": 3, "scale": 1.0,
+                                       "read": {"reading": "base_lin_vel"}}]}
     meta_lin.pop("readings")
     assert required_readings(meta_lin) == ["base_lin_vel"]
 

@@ -286,9 +286,12 @@ def load_robot_keyframe_joints():
     return m.key_qpos[0, 7:]
 
 
-def test_a_run_saved_under_an_old_field_name_still_loads():
-    env = make("quadruped", 2, device="cpu", cfg={"added_trunk_mass": (0.0, 0.0)})
-    assert env.cfg.added_base_mass == (0.0, 0.0)
+def test_an_old_field_name_is_refused_naming_the_valid_ones():
+    from simrl.errors import UnknownNameError
+
+    with pytest.raises(UnknownNameError, match=r"unknown QuadrupedCfg keys \['added_trunk_mass'\]; valid: .*"
+                                               r"'added_base_mass'"):
+        make("quadruped", 2, device="cpu", cfg={"added_trunk_mass": (0.0, 0.0)})
 
 
 @pytest.mark.parametrize("robot", ["quadruped", "unitree_go1"])
