@@ -1,4 +1,4 @@
-"""The reference gait (envs/gait_prior.py): a clock-driven swing added to the leg actions, the
+"""The reference gait (envs/locomotion/gait_prior.py): a clock-driven swing added to the leg actions, the
 same from the deploy runtime's own clock, faded by its curriculum, refused where it cannot apply."""
 
 from __future__ import annotations

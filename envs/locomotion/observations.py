@@ -1,0 +1,125 @@
+"""The velocity task's observation terms, each with how a robot supplies it (its deploy read)
+and its left-right mirror, declared beside it; the gait clock's phase."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+import simrl.mirror as mirror
+from simrl.errors import ConfigError
+from simrl.managers.observation import observation
+from simrl.managers.terms import FINITE, POSITIVE, param_rules
+from simrl.terrain.heights import scan
+
+if TYPE_CHECKING:
+    from simrl.envs.locomotion.env import LocomotionEnv
+
+
+# --- observation terms: f(env) -> (N, d), each with how a robot supplies it and its mirror -------
+def _imu_frame(env: LocomotionEnv):
+    return None if env.imu_rot is None else env.imu_rot.double().cpu().numpy()
+
+
+_JOINT_POS_READ = {"reading": "joint_pos", "minus": "default_joint_pos",
+                   "doc": "joint encoder angles (rad), in the policy's action order"}
+_JOINT_VEL_READ = {"reading": "joint_vel", "doc": "joint velocities (rad/s), in the policy's action order"}
+
+
+@observation(read={"reading": "base_lin_vel",
+                   "doc": "base linear velocity (m/s) in the IMU frame: a state estimator's output"},
+             mirror=lambda env: mirror.vector(_imu_frame(env)))
+def base_lin_vel(env: LocomotionEnv) -> torch.Tensor:
+    return env.base_lin_vel_b
+
+
+@observation(read={"reading": "gyro", "doc": "IMU angular velocity (rad/s), in the IMU frame"},
+             mirror=lambda env: mirror.axial(_imu_frame(env)))
+def base_ang_vel(env: LocomotionEnv) -> torch.Tensor:
+    return env.base_ang_vel_b + env.gyro_bias
+
+
+@observation(read={"reading": "quat", "op": "gravity",
+                   "doc": "IMU orientation, quaternion wxyz (or 'gravity': unit gravity in the IMU frame)"},
+             mirror=lambda env: mirror.vector(_imu_frame(env)))
+def projected_gravity(env: LocomotionEnv) -> torch.Tensor:
+    return env.gravity_b + env.gravity_bias
+
+
+@observation(read={"reading": "command", "doc": "[forward m/s, lateral m/s, yaw rate rad/s]"},
+             mirror=lambda env: mirror.velocity_command())
+def command(env: LocomotionEnv) -> torch.Tensor:
+    return env.commands
+
+
+@observation(read=_JOINT_POS_READ, mirror=lambda env: env.action_mirror())  # joint order and signs
+def joint_pos(env: LocomotionEnv) -> torch.Tensor:
+    return env.joint_pos - env.default_joint_pos
+
+
+@observation(read=_JOINT_VEL_READ, mirror=lambda env: env.action_mirror())
+def joint_vel(env: LocomotionEnv) -> torch.Tensor:
+    return env.joint_vel
+
+
+@observation(read={"reading": "last_action"}, mirror=lambda env: env.action_mirror())
+def last_action(env: LocomotionEnv) -> torch.Tensor:
+    return env.actions
+
+
+@observation(read={"reading": "foot_contact", "doc": "foot contact flags, in the robot config's feet order"},
+             mirror=lambda env: (env.robot_mirror[2], np.ones(env.feet.numel())))
+def foot_contact(env: LocomotionEnv) -> torch.Tensor:
+    return env.contact.float()
+
+
+@observation(mirror=lambda env: mirror.same(1))  # privileged: the critic's
+def ground_friction(env: LocomotionEnv) -> torch.Tensor:
+    return env.mu
+
+
+@observation(mirror=lambda env: mirror.points_y(env.scan_points.double().cpu().numpy()))
+def height_scan(env: LocomotionEnv) -> torch.Tensor:
+    """Base height over the ground at the scan points, minus the default pose's: 0 standing on
+    flat ground, clipped to +-1 m."""
+    heights = scan(env.field, env.base_pos, env.base_yaw, env.scan_points)
+    return (env.base_pos[:, 2:3] - heights - env.base_z0).clamp(-1.0, 1.0)
+
+
+def gait_phase(env: LocomotionEnv, period: float, offsets) -> torch.Tensor:
+    """Each foot's phase in [0, 1) (N, feet): control steps since the episode began times dt,
+    over `period`, plus the foot's offset."""
+    t = env.episode_length_buf.float()[:, None] * (env.dt / period)
+    return torch.remainder(torch.cat([t + float(o) for o in offsets], dim=1), 1.0)
+
+
+def _gait_clock_mirror(env: LocomotionEnv):
+    """The mirror image swaps each foot's [sin, cos] with its mirror foot's. That is a state of
+    the same clock only where the swap shifts every offset by one amount (a biped's feet half a
+    cycle apart, a trot's or a pace's pairs): then it is the clock at another time."""
+    feet = env.robot_mirror[2]
+    offsets = np.asarray(env.cfg.gait_offsets, dtype=float)
+    shift = np.remainder(offsets[feet] - offsets, 1.0)
+    if np.abs(np.remainder(shift - shift[0] + 0.5, 1.0) - 0.5).max() > 1e-9:
+        raise ConfigError(f"symmetry with a gait clock needs offsets that the left-right mirror shifts "
+                          f"by one amount (a trot [0.0, 0.5, 0.5, 0.0], a biped's [0.0, 0.5]), got "
+                          f"{offsets.tolist()} for feet {list(env.robot.feet)}")
+    return np.stack([2 * feet, 2 * feet + 1], axis=1).reshape(-1), np.ones(2 * len(feet))
+
+
+# the runtime keeps this clock itself: time since the policy state began (its steps x dt)
+@observation(read=lambda params: {"reading": "policy_time", "op": "phase_sincos",
+                                  "args": {"period": params["period"], "offsets": params["offsets"]}},
+             mirror=_gait_clock_mirror)
+@param_rules(period=POSITIVE, offsets=FINITE)
+def gait_clock(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5)) -> torch.Tensor:
+    """sin and cos of each foot's gait phase, [sin, cos] per foot (N, 2 * feet)."""
+    angle = (2 * torch.pi) * gait_phase(env, period, offsets)
+    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).flatten(1)
+
+
+def asked_to_move(env: LocomotionEnv) -> torch.Tensor:
+    """(N,) bool: a planar velocity of more than 0.1 m/s is commanded (the gait terms pay only then)."""
+    return env.commands[:, :2].norm(dim=1) > 0.1

@@ -1,0 +1,156 @@
+"""The velocity task's reward terms (legged_gym's, and the biped and gait-clock terms) and its
+evaluation terms (tracking errors per step; the terrain crossing at an episode's end)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from simrl.envs.locomotion.observations import asked_to_move, gait_phase
+from simrl.managers.terms import FINITE, NON_NEGATIVE, POSITIVE, UNIT_OPEN, param_rules
+
+if TYPE_CHECKING:
+    from simrl.envs.locomotion.env import LocomotionEnv
+
+
+# --- reward terms: f(env) -> (N,), weighted by name from the config ----------------------------
+def alive(env: LocomotionEnv) -> torch.Tensor:
+    return torch.ones(env.num_envs, device=env.device)
+
+
+def track_lin_vel(env: LocomotionEnv) -> torch.Tensor:
+    err = (env.commands[:, :2] - env.base_lin_vel_b[:, :2]).square().sum(dim=1)
+    return torch.exp(-err / env.cfg.tracking_sigma)
+
+
+def track_yaw_rate(env: LocomotionEnv) -> torch.Tensor:
+    err = (env.commands[:, 2] - env.base_ang_vel_b[:, 2]).square()
+    return torch.exp(-err / env.cfg.tracking_sigma)
+
+
+def lin_vel_z(env: LocomotionEnv) -> torch.Tensor:
+    return env.base_lin_vel_b[:, 2].square()
+
+
+def ang_vel_xy(env: LocomotionEnv) -> torch.Tensor:
+    return env.base_ang_vel_b[:, :2].square().sum(dim=1)
+
+
+def orientation(env: LocomotionEnv) -> torch.Tensor:
+    return env.gravity_b[:, :2].square().sum(dim=1)
+
+
+def torques(env: LocomotionEnv) -> torch.Tensor:
+    return env.sim.actuator_force.float().square().sum(dim=1)
+
+
+def joint_acc(env: LocomotionEnv) -> torch.Tensor:
+    return ((env.joint_vel - env.last_joint_vel) / env.dt).square().sum(dim=1)
+
+
+def action_rate(env: LocomotionEnv) -> torch.Tensor:
+    return (env.actions - env.last_actions).square().sum(dim=1)
+
+
+def joint_limits(env: LocomotionEnv) -> torch.Tensor:
+    q = env.joint_pos
+    return ((env.soft_lo - q).clamp(min=0) + (q - env.soft_hi).clamp(min=0)).sum(dim=1)
+
+
+def non_foot_contact(env: LocomotionEnv) -> torch.Tensor:
+    if not env.penalized.numel():
+        return torch.zeros(env.num_envs, device=env.device)
+    return (env.sim.contact_force(env.penalized).norm(dim=-1) > 0.1).float().sum(dim=1)
+
+
+@param_rules((lambda floor=None, cap=None, **_: floor is None or cap is None or floor <= cap, "floor <= cap"),
+             target=NON_NEGATIVE, floor=FINITE, cap=FINITE)
+def feet_air_time(env: LocomotionEnv, target: float | None = None, floor: float | None = None,
+                  cap: float | None = None) -> torch.Tensor:
+    """legged_gym's step reward: at each landing, the swing's air time minus `target` s (None:
+    the task's `air_time_target_s`), so long swings earn and short ones cost; only while asked to
+    move. `floor` and `cap` clamp each landing's value (floor 0: a short step costs nothing;
+    target 0 with a cap: every step earns its air time, up to the cap)."""
+    target = env.cfg.air_time_target_s if target is None else target
+    landed = env.air_time_on_landing - target
+    if floor is not None or cap is not None:
+        landed = landed.clamp(min=floor, max=cap)
+    return (landed * env.first_contact).sum(dim=1) * asked_to_move(env)
+
+
+def foot_clearance(env: LocomotionEnv) -> torch.Tensor:
+    """At each landing, how far short of `foot_clearance_target` the foot's swing peaked, as
+    a share of it (0 at or above it); only while asked to move. A blind robot that lifts its
+    feet this high steps onto risers it cannot see (weight it negative)."""
+    target = env.cfg.foot_clearance_target
+    short = (1.0 - env.swing_peak_on_landing.clamp(max=target) / target) * env.first_contact
+    return short.sum(dim=1) * asked_to_move(env)
+
+
+# --- evaluation terms: tracking errors per step (averaged once an episode settles), and the
+# terrain crossing at an episode's end (on a grid) -------------------------------------------
+def lin_vel_error(env: LocomotionEnv) -> torch.Tensor:
+    """|v_xy - command_xy| (m/s) in the base frame."""
+    return (env.base_lin_vel_b[:, :2] - env.commands[:, :2]).norm(dim=1)
+
+
+def yaw_rate_error(env: LocomotionEnv) -> torch.Tensor:
+    """|w_z - command_yaw| (rad/s)."""
+    return (env.base_ang_vel_b[:, 2] - env.commands[:, 2]).abs()
+
+
+def crossed_share(env: LocomotionEnv) -> torch.Tensor:
+    """1 where the episode got past half a tile from its start without a fall."""
+    return (env.farthest > env.grid.cfg.tile_size / 2) & ~env.terminated_buf
+
+
+# --- biped gait terms (Isaac Lab's and mjlab's recipes, written for this env) -------------------
+@param_rules(threshold=POSITIVE)
+def feet_air_time_biped(env: LocomotionEnv, threshold: float = 0.4) -> torch.Tensor:
+    """Single stance, rewarded: while exactly one foot is down, the shorter of the stance foot's
+    contact time and the swing foot's air time, capped at `threshold` s; only while asked to
+    move. Walking (one foot at a time, long enough) earns it; hopping and shuffling do not."""
+    in_mode = torch.where(env.contact, env.contact_time, env.air_time)
+    single = env.contact.sum(dim=1) == 1
+    reward = torch.where(single[:, None], in_mode, 0.0).min(dim=1).values.clamp(max=threshold)
+    return reward * asked_to_move(env)
+
+
+def foot_slip(env: LocomotionEnv) -> torch.Tensor:
+    """Squared horizontal speed (m/s)^2 of the feet that touch the ground, summed (weight it
+    negative): a planted foot should not slide."""
+    return (env.foot_vel[..., :2].square().sum(dim=-1) * env.contact).sum(dim=1)
+
+
+@param_rules(period=POSITIVE, offsets=FINITE, stance=UNIT_OPEN)
+def gait_contact(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5),
+                 stance: float = 0.55) -> torch.Tensor:
+    """The share of feet whose contact matches the gait clock (in contact in the first `stance`
+    of each foot's cycle, in the air after): a gait in step with the clock the policy observes
+    (`gait_period_s`; the params must match its period and offsets). In [0, 1], positive weight."""
+    planted = gait_phase(env, period, offsets) < stance
+    return (env.contact == planted).float().mean(dim=1)
+
+
+@param_rules(period=POSITIVE, offsets=FINITE, stance=UNIT_OPEN, height=NON_NEGATIVE, std=POSITIVE)
+def feet_height_phase(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5), stance: float = 0.55,
+                      height: float = 0.08, std: float = 0.05) -> torch.Tensor:
+    """exp(-sum over feet of ((h - h_ref) / std)^2), each foot's tip height h tracking a swing
+    drawn from the gait clock: on the ground for the first `stance` of its cycle, then a half
+    sine peaking at `height` m (Playground's feet phase). Unlike gait_contact it pays for a foot
+    lifted part way, so stepping is found early. Only while asked to move. In [0, 1]."""
+    swing = ((gait_phase(env, period, offsets) - stance) / (1.0 - stance)).clamp(min=0.0)
+    ref = height * torch.sin(torch.pi * swing)
+    err = ((env.foot_height - ref) / std).square().sum(dim=1)
+    return torch.exp(-err) * asked_to_move(env)
+
+
+@param_rules(std_by_joint=POSITIVE)
+def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
+    """exp(-mean(((q - q_default) / std)^2)): stay near the default pose, each joint with its own
+    tolerance (`std_by_joint`: one number, a list in action order, or {joint regex: rad}; e.g. a
+    loose hip pitch and knee, a tight hip roll and yaw). In (0, 1], positive weight."""
+    std = torch.as_tensor(std_by_joint, device=env.device, dtype=torch.float32)
+    z = (env.joint_pos - env.default_joint_pos) / std
+    return torch.exp(-z.square().mean(dim=1))
