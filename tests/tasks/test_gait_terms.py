@@ -1,4 +1,4 @@
-"""Biped gait terms of the velocity task (envs/locomotion.py) and per-joint term params."""
+"""Biped gait terms of the velocity task (envs/locomotion/cfg.py) and per-joint term params."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The reach task on a fixed-base arm (envs/manipulation.py, Menagerie's Franka Panda)."""
+"""The reach task on a fixed-base arm (envs/manipulation/, Menagerie's Franka Panda)."""
 
 from __future__ import annotations
 
