@@ -31,15 +31,17 @@ M = np.diag([1.0, -1.0, 1.0])  # the reflection y -> -y
 
 def swap_index(names: Sequence[str], rule: dict[str, str], what: str = "joint") -> np.ndarray:
     """For each name, the index of its mirror image in `names` under `rule` (each key and value
-    swapped for the other, wherever they occur in a name). One line names a name whose mirror
-    is missing, or two names with one mirror."""
+    swapped for the other where it starts the name or follows a separator `_ - . /`: `{l_: r_}`
+    turns `l_ank_roll_link` into `r_ank_roll_link`, not `r_ank_rolr_link`). One line names a
+    name whose mirror is missing, or two names with one mirror."""
     if not rule:
         raise ConfigError(f"a mirror rule needs at least one pair of side markers, e.g. "
                           f"{{left_: right_}}, got {rule!r}")
     both = {**{str(k): str(v) for k, v in rule.items()}, **{str(v): str(k) for k, v in rule.items()}}
     if len(both) != 2 * len(rule) or any(not k for k in both):
         raise ConfigError(f"mirror rule {rule!r}: each side marker must be non-empty and appear once")
-    pattern = re.compile("|".join(re.escape(k) for k in sorted(both, key=len, reverse=True)))
+    markers = "|".join(re.escape(k) for k in sorted(both, key=len, reverse=True))
+    pattern = re.compile(f"(?:^|(?<=[_\\-./]))(?:{markers})")
     where = {n: i for i, n in enumerate(names)}
     index = []
     for n in names:

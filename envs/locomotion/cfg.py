@@ -57,7 +57,7 @@ class LocomotionCfg(EnvCfg):
         "joint_armature": (0.0, 0.0), "com_offset": 0.0, "gyro_bias": 0.0, "gravity_bias": 0.0,
         "ground_dampratio": (1.0, 1.0), "terrain": "flat", "history": 1, "heading_command": False,
         "spawn_clear": False, "height_scan_size": GRID_SCAN_SIZE, "command_curriculum": None,
-        "gait_period_s": None, "reset_base_vel": 0.5,
+        "gait_period_s": None, "reset_base_vel": 0.5, "min_base_height_share": None,
     }
     robot: Any = "quadruped"  # a configs/robot name, a path to a robot yaml, or its fields
     keyframe: str | None = "home"  # the assembled scene's default pose
@@ -97,7 +97,10 @@ class LocomotionCfg(EnvCfg):
     foot_clearance_target: float = 0.12
     # terminations: tilt, contact of the robot's terminate_contacts bodies, base too low
     max_tilt_cos: float = 0.5  # terminate when the base's up axis is tilted past 60 degrees
-    min_base_height: float | None = None  # m; None: no height termination
+    min_base_height: float | None = None  # m; None: min_base_height_share's, or no height termination
+    # the same as a share of the robot's default base height (its default pose's), so one recipe
+    # fits a small and a tall humanoid; min_base_height wins where both are set
+    min_base_height_share: float | None = None
     # randomization: friction per episode, base mass once per env at start-up (as legged_gym:
     # a mass edit needs set_const, hundreds of kernel launches over all worlds on mjwarp),
     # pushes during episodes
@@ -176,7 +179,8 @@ class HumanoidCfg(LocomotionCfg):
     yaw_rate: tuple[float, float] = (-0.8, 0.8)
     air_time_target_s: float = 0.4
     max_tilt_cos: float = 0.7
-    min_base_height: float | None = 0.45
+    min_base_height: float | None = None
+    min_base_height_share: float | None = 0.6  # of the default pose's base height (G1: 0.46 m)
     added_base_mass: tuple[float, float] = (-1.0, 3.0)
     joint_pos_scale: tuple[float, float] = (0.8, 1.2)
     push_vel: float = 0.5

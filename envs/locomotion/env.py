@@ -235,8 +235,14 @@ class LocomotionEnv(EnvBatch):
         if len(self.scene.terminate_contacts):
             names = [re.escape(m.body(int(b)).name) for b in self.scene.terminate_contacts]
             out["body_contact"] = {"func": "body_contact", "params": {"bodies": names, "threshold": 1.0}}
-        if cfg.min_base_height is not None:
-            out["base_height"] = {"func": "base_height_below", "params": {"min_height": cfg.min_base_height}}
+        height, share = cfg.min_base_height, cfg.min_base_height_share
+        if height is None and share is not None:  # an absolute height, where given, wins
+            if not 0.0 < share < 1.0:
+                raise ConfigError(f"min_base_height_share must be in (0, 1) (a share of the default base "
+                                  f"height, {self.base_z0:.3f} m here), got {share!r}")
+            height = share * self.base_z0
+        if height is not None:
+            out["base_height"] = {"func": "base_height_below", "params": {"min_height": height}}
         return out
 
     def reset_envs(self, mask: torch.Tensor) -> None:

@@ -41,6 +41,19 @@ def check_cover(env: Any, terms: Mapping[str, Any]) -> None:
                           "absolute or all delta")
 
 
+def _torque_limits(m: mujoco.MjModel, na: int) -> list[float]:
+    """Each policy actuator's torque limit as the simulation applies it: its forcerange where
+    limited, and its joint's actuatorfrcrange where limited (inf where neither is)."""
+    out = []
+    for i in range(na):
+        lim = float(np.abs(m.actuator_forcerange[i]).max()) if m.actuator_forcelimited[i] else np.inf
+        jnt = int(m.actuator_trnid[i, 0])
+        if m.jnt_actfrclimited[jnt]:
+            lim = min(lim, float(np.abs(m.jnt_actfrcrange[jnt]).max()))
+        out.append(lim)
+    return out
+
+
 class ActionManager:
     """The action entries of one env batch: terms that claim actuators (together every policy
     actuator once) and priors that add to the actions first (`prior = True`: a reference gait)."""
@@ -95,6 +108,6 @@ class ActionManager:
             "joint_names": [mujoco.mj_id2name(m, joint, int(m.actuator_trnid[i, 0])) for i in range(na)],
             "kp": m.actuator_gainprm[:na, 0].tolist(),
             "kd": (-m.actuator_biasprm[:na, 2]).tolist(),
-            "torque_limit": np.abs(m.actuator_forcerange[:na]).max(axis=1).tolist(),
+            "torque_limit": _torque_limits(m, na),
             "ctrl_range": m.actuator_ctrlrange[:na].tolist(),
         }

@@ -20,6 +20,7 @@ import pickle
 import random
 import re
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -336,6 +337,23 @@ class Trainer:
                                 "ended": self._ended.clone(), "episodes": list(self._episodes)}
         return state
 
+    def _check_short_episodes(self, m: dict[str, float]) -> None:
+        """Warn once, in one line, where most episodes end in their first second after a few
+        iterations: a termination whose params do not fit the robot (a height limit above a small
+        humanoid's base) ends every episode and the run learns nothing, yet exits 0."""
+        if getattr(self, "_warned_short", False) or self.iteration < 3:
+            return
+        length = m.get("Episode/length_s")
+        if length is None or length >= 1.0:
+            return
+        self._warned_short = True
+        shares = {k.split("/", 1)[1]: v for k, v in m.items() if k.startswith("Episode_Termination/")}
+        worst = max(shares, key=shares.get) if shares else None
+        which = (f"termination '{worst}' ends {shares[worst]:.0%} of them: check its params"
+                 if worst is not None else "no termination term fired: check the sim's stability")
+        print(f"simrl: warning: at iteration {self.iteration} episodes last {length:.2f} s on average; "
+              f"{which} (task.cfg.terminations.{worst or '<name>'})", file=sys.stderr, flush=True)
+
     def save(self, path: str | Path | None = None, with_env: bool = True) -> Path:
         """Write a checkpoint atomically (a crash mid-write never leaves a corrupt one). A failed
         write (disk full) raises RunWriteError naming the file and the last intact checkpoint."""
@@ -453,6 +471,7 @@ class Trainer:
                     **h["ep_log"],  # means over the iteration's episodes; sim/ counts are totals
                 }
                 self.history.append(m)
+                self._check_short_episodes(m)
                 bar.set_postfix(
                     steps_s=f"{m['steps_per_s']:,.0f}", rew=f"{m['mean_reward']:.2f}",
                     ep_len=f"{m['mean_episode_length']:.0f}", refresh=False,

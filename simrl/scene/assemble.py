@@ -141,8 +141,13 @@ def _check_names(spec: mujoco.MjSpec, robot: RobotCfg) -> None:
         missing = [n for n in wanted if n not in valid]
         if missing:
             shown = [v for v in valid if v][:60]
+            hint = ""
+            if valid is bodies and any(n in geoms for n in missing):  # a geom's name where a body's goes
+                owner = {g.name: g.parent.name for g in spec.geoms}
+                hint = (f" ({what} are bodies: {[n for n in missing if n in geoms]} are geoms, of bodies "
+                        f"{[owner[n] for n in missing if n in geoms]})")
             raise UnknownNameError(f"robot '{robot.name}': {what} {missing} not in the MJCF "
-                                   f"({robot.source}); valid: {shown}")
+                                   f"({robot.source}){hint}; valid: {shown}")
     if len(set(robot.joints)) != len(robot.joints):
         raise ConfigError(f"robot '{robot.name}': joints repeat in {robot.joints}")
     both = [j for j in robot.held_joints if j in set(robot.joints)]
@@ -351,12 +356,24 @@ def assemble(robot: RobotCfg | str | Path | dict, terrain: Any = None, objects: 
         penalize_contacts=body(robot.penalize_contacts), default_joint_pos=default,
         imu_pos=None if site is None else site.pos.copy(),
         imu_quat=None if site is None else site.quat.copy(),
-        kp=values["kp"], kd=values["kd"], effort_limit=values["effort_limit"], terrain=grid,
+        kp=values["kp"], kd=values["kd"], terrain=grid,
+        effort_limit=effort_limits(model, robot.joints, values["effort_limit"]),
         objects=objects_at,
         held_qpos=np.array([model.joint(j).qposadr[0] for j in robot.held_joints], dtype=np.int64),
         held_pos=np.asarray(held_pos, dtype=np.float64), held_kp=np.asarray(held["kp"], dtype=np.float64),
         held_kd=np.asarray(held["kd"], dtype=np.float64),
     )
+
+
+def effort_limits(model: mujoco.MjModel, joints: list[str], actuator: np.ndarray) -> np.ndarray:
+    """Each joint's torque limit as the simulation applies it: the lower of its actuator's and
+    the joint's own `actuatorfrcrange` (which MuJoCo clamps the summed actuator force to)."""
+    out = np.asarray(actuator, dtype=np.float64).copy()
+    for k, j in enumerate(joints):
+        jid = model.joint(j).id
+        if model.jnt_actfrclimited[jid]:
+            out[k] = min(out[k], float(np.abs(model.jnt_actfrcrange[jid]).max()))
+    return out
 
 
 def _servo_gains(original: mujoco.MjModel, robot: RobotCfg, joints: list[str], which: str) -> dict:

@@ -1,0 +1,50 @@
+"""A humanoid from unmodified Menagerie MJCF, by yaml alone, without traps: limits derived from the
+robot, a warning where episodes end at once, mirror markers at name boundaries, the torque
+limits the simulation applies, and feet named by their geoms refused with the reason."""
+
+from __future__ import annotations
+
+import pytest
+
+import simrl
+from simrl.errors import UnknownNameError
+from simrl.mirror import swap_index
+
+
+def test_the_height_termination_is_a_share_of_the_robots_own_base_height():
+    g1 = simrl.make("humanoid", 1, device="cpu", robot="unitree_g1_legs")
+    t1 = simrl.make("humanoid", 1, device="cpu", robot="booster_t1")
+    assert g1.deploy_spec()["termination"]["min_base_height"] == pytest.approx(0.6 * g1.base_z0)
+    assert t1.deploy_spec()["termination"]["min_base_height"] == pytest.approx(0.6 * t1.base_z0)
+    fixed = simrl.make("humanoid", 1, device="cpu", robot="booster_t1", cfg={"min_base_height": 0.3})
+    assert fixed.deploy_spec()["termination"]["min_base_height"] == 0.3  # an absolute height wins
+
+
+def test_episodes_that_end_at_once_are_named_in_one_warning(capsys, tmp_path):
+    simrl.train("cartpole", "task.cfg.max_angle=0.0001", num_envs=16, max_iterations=4, device="cpu",
+                progress=False, agent={"num_steps_per_env": 16}, log_root=str(tmp_path))
+    err = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(err) == 1 and "termination 'pole_down' ends" in err[0] and "episodes last" in err[0]
+
+
+def test_mirror_markers_match_at_name_boundaries_only():
+    names = ["l_ank_roll_link", "r_ank_roll_link", "l_hip", "r_hip"]
+    assert swap_index(names, {"l_": "r_"}, "body").tolist() == [1, 0, 3, 2]  # not r_ank_rolr_link
+
+
+def test_the_torque_limit_is_the_joints_actuatorfrcrange_where_the_mjcf_sets_one():
+    g1 = simrl.make("humanoid", 1, device="cpu", robot="unitree_g1_legs")
+    m = g1.model
+    knee = g1.robot.joints.index("left_knee_joint")
+    want = float(abs(m.jnt_actfrcrange[m.joint("left_knee_joint").id]).max())
+    assert g1.scene.effort_limit[knee] == want and g1.action_spec()["torque_limit"][knee] == want
+    assert all(lim < float("inf") for lim in g1.scene.effort_limit)
+
+
+def test_a_foot_named_by_its_geom_is_refused_saying_feet_are_bodies():
+    robot = {"name": "g", "source": "menagerie:unitree_g1/g1_mjx", "root_body": "pelvis",
+             "feet": ["left_foot1_collision", "right_ankle_roll_link"], "joints": ["left_knee_joint"],
+             "imu_site": "imu_in_pelvis", "kp": 100.0, "kd": 2.0, "effort_limit": 50.0}
+    with pytest.raises(UnknownNameError, match=r"feet are bodies: \['left_foot1_collision'\] are geoms, of "
+                                               r"bodies \['left_ankle_roll_link'\]"):
+        simrl.make("humanoid", 1, device="cpu", robot=robot)
