@@ -23,11 +23,6 @@ def _imu_frame(env: LocomotionEnv):
     return None if env.imu_rot is None else env.imu_rot.double().cpu().numpy()
 
 
-_JOINT_POS_READ = {"reading": "joint_pos", "minus": "default_joint_pos",
-                   "doc": "joint encoder angles (rad), in the policy's action order"}
-_JOINT_VEL_READ = {"reading": "joint_vel", "doc": "joint velocities (rad/s), in the policy's action order"}
-
-
 @observation(read={"reading": "base_lin_vel",
                    "doc": "base linear velocity (m/s) in the IMU frame: a state estimator's output"},
              mirror=lambda env: mirror.vector(_imu_frame(env)))
@@ -52,21 +47,6 @@ def projected_gravity(env: LocomotionEnv) -> torch.Tensor:
              mirror=lambda env: mirror.velocity_command())
 def command(env: LocomotionEnv) -> torch.Tensor:
     return env.commands
-
-
-@observation(read=_JOINT_POS_READ, mirror=lambda env: env.action_mirror())  # joint order and signs
-def joint_pos(env: LocomotionEnv) -> torch.Tensor:
-    return env.joint_pos - env.default_joint_pos
-
-
-@observation(read=_JOINT_VEL_READ, mirror=lambda env: env.action_mirror())
-def joint_vel(env: LocomotionEnv) -> torch.Tensor:
-    return env.joint_vel
-
-
-@observation(read={"reading": "last_action"}, mirror=lambda env: env.action_mirror())
-def last_action(env: LocomotionEnv) -> torch.Tensor:
-    return env.actions
 
 
 @observation(read={"reading": "foot_contact", "doc": "foot contact flags, in the robot config's feet order"},

@@ -49,10 +49,6 @@ def joint_acc(env: LocomotionEnv) -> torch.Tensor:
     return ((env.joint_vel - env.last_joint_vel) / env.dt).square().sum(dim=1)
 
 
-def action_rate(env: LocomotionEnv) -> torch.Tensor:
-    return (env.actions - env.last_actions).square().sum(dim=1)
-
-
 def joint_limits(env: LocomotionEnv) -> torch.Tensor:
     q = env.joint_pos
     return ((env.soft_lo - q).clamp(min=0) + (q - env.soft_hi).clamp(min=0)).sum(dim=1)

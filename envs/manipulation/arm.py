@@ -11,7 +11,6 @@ import torch
 
 from simrl.env import EnvBatch
 from simrl.errors import ConfigError
-from simrl.managers.observation import observation
 from simrl.math import (
     quat_conjugate,
     quat_mul,
@@ -116,19 +115,3 @@ def _site_id(m: mujoco.MjModel, name: str) -> int:
         raise ConfigError(f"ee_site '{name}' is not a site of the robot; valid: {valid} (add one on the "
                           "tool's body with the robot yaml's `sites:`)")
     return sid
-
-
-@observation(read={"reading": "joint_pos", "minus": "default_joint_pos",
-                   "doc": "joint encoder angles (rad), in the policy's action order"})
-def joint_pos(env: ArmEnv) -> torch.Tensor:
-    return env.joint_pos - env.default_joint_pos
-
-
-@observation(read={"reading": "joint_vel", "doc": "joint velocities (rad/s), in the policy's action order"})
-def joint_vel(env: ArmEnv) -> torch.Tensor:
-    return env.joint_vel
-
-
-@observation(read={"reading": "last_action"})
-def last_action(env: ArmEnv) -> torch.Tensor:
-    return env.actions

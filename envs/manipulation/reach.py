@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import torch
 
 from simrl.env import EnvCfg, ObsTerm
-from simrl.envs.manipulation.arm import ArmEnv, joint_pos, joint_vel, last_action
+from simrl.envs.manipulation.arm import ArmEnv
 from simrl.managers.observation import observation
 from simrl.managers.terms import POSITIVE, param_rules
 from simrl.math import (
@@ -35,6 +35,8 @@ from simrl.math import (
     quat_to_rot6d,
     quat_to_rotvec,
 )
+from simrl.mdp.observations import joint_pos, joint_vel, last_action
+from simrl.mdp.rewards import action_rate, joint_vel_l2
 
 EE = "attachment_site"  # the Panda's flange site (Menagerie's panda_nohand.xml)
 
@@ -230,8 +232,8 @@ REWARDS = {
     "ee_pos_tanh": ee_pos_tanh,
     "ee_ori_error": ee_ori_error,
     "ee_ori_tanh": ee_ori_tanh,
-    "action_rate": lambda env: (env.actions - env.last_actions).square().sum(dim=1),
-    "joint_vel": lambda env: env.joint_vel.square().sum(dim=1),
+    "action_rate": action_rate,
+    "joint_vel": joint_vel_l2,
 }
 
 # --- metrics at each episode's end: f(env) -> (N,) ----------------------------------------------

@@ -1,0 +1,29 @@
+"""Generic terms (simrl.mdp.observations, simrl.mdp.rewards) serve the legged and the arm tasks."""
+
+from __future__ import annotations
+
+import torch
+
+import simrl
+from simrl.managers.observation import deploy_read
+from simrl.mdp.observations import joint_pos, last_action
+from simrl.mdp.rewards import action_rate, joint_vel_l2
+
+
+def test_one_joint_term_serves_a_legged_and_an_arm_task():
+    for task in ("quadruped", "reach"):
+        env = simrl.make(task, 2, device="cpu", seed=0)
+        assert env.OBS_TERMS["joint_pos"] is joint_pos and env.OBS_TERMS["last_action"] is last_action
+        env.step(torch.full((2, env.num_actions), 0.3))
+        want = env.sim.qpos[:, env.joint_qpos].float() - env.default_joint_pos
+        assert torch.equal(joint_pos(env), want)
+    assert deploy_read(joint_pos, {})["minus"] == "default_joint_pos"
+
+
+def test_action_rate_and_joint_velocity_costs():
+    env = simrl.make("reach", 2, device="cpu", seed=0)
+    env.step(torch.zeros(2, env.num_actions))
+    env.step(torch.full((2, env.num_actions), 0.5))
+    assert torch.allclose(action_rate(env), torch.full((2,), 0.25 * env.num_actions))
+    assert torch.equal(joint_vel_l2(env), env.joint_vel.square().sum(dim=1))
+    assert env.REWARD_TERMS["joint_vel"] is joint_vel_l2  # reach's name for it
