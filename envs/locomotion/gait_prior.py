@@ -13,7 +13,7 @@ In each foot's swing phase of the gait clock the policy observes (the task's `ga
 joint targets) times `sin(pi (phase - stance) / (1 - stance))`: zero through the stance, the full
 amplitude at mid-swing. It is on only while a move is commanded (the planar command above
 `threshold` m/s) and off while standing is. Each joint follows the foot below it in the
-kinematic tree. `level` (1 by default) scales it: `reference_gait_fade` lowers it to 0 over
+kinematic tree. `gain` scales every amplitude (a screen's knob); `level` (1 by default) scales it: `reference_gait_fade` lowers it to 0 over
 training. Export writes it into policy.json's action section and the robot-side runtime adds
 the same offsets from its own clock (simrl.deploy.runtime.prior_offsets).
 """
@@ -37,7 +37,7 @@ class ReferenceGait:
 
     def __init__(self, env: Any, amplitude: dict[str, float], period: float | None = None,
                  offsets: Any = None, stance: float = 0.55, command: str = "base_velocity",
-                 threshold: float = 0.1):
+                 threshold: float = 0.1, gain: float = 1.0):
         cfg, m = env.cfg, env.model
         if period is None:
             period = getattr(cfg, "gait_period_s", None)
@@ -61,7 +61,7 @@ class ReferenceGait:
                 raise ConfigError(f"reference_gait: amplitude pattern '{pattern}' matches no policy joint; "
                                   f"policy joints: {joints}")
         for col, name in enumerate(joints):
-            value = next((float(v) for p, v in amplitude.items() if re.fullmatch(p, name)), 0.0)
+            value = gain * next((float(v) for p, v in amplitude.items() if re.fullmatch(p, name)), 0.0)
             if value == 0.0:
                 continue
             foot = _foot_below(m, m.joint(name).bodyid[0], feet)

@@ -121,11 +121,14 @@ def foot_slip(env: LocomotionEnv) -> torch.Tensor:
 
 @param_rules(period=POSITIVE, offsets=FINITE, stance=UNIT_OPEN)
 def gait_contact(env: LocomotionEnv, period: float = 0.8, offsets=(0.0, 0.5),
-                 stance: float = 0.55) -> torch.Tensor:
+                 stance: float = 0.55, still_when_standing: bool = False) -> torch.Tensor:
     """The share of feet whose contact matches the gait clock (in contact in the first `stance`
     of each foot's cycle, in the air after): a gait in step with the clock the policy observes
-    (`gait_period_s`; the params must match its period and offsets). In [0, 1], positive weight."""
+    (`gait_period_s`; the params must match its period and offsets). With `still_when_standing`,
+    while standing is commanded every foot should be down instead. In [0, 1], positive weight."""
     planted = gait_phase(env, period, offsets) < stance
+    if still_when_standing:
+        planted = planted | ~asked_to_move(env)[:, None]
     return (env.contact == planted).float().mean(dim=1)
 
 

@@ -265,3 +265,16 @@ def test_the_trot_clock_mirrors_by_swapping_left_and_right_feet():
     odd = simrl.make("quadruped", 1, device="cpu", cfg={"gait_offsets": [0.0, 0.5, 0.25, 0.5]})
     with pytest.raises(ConfigError, match="shifts by one amount"):
         odd.mirror_maps()
+
+
+def test_gait_contact_can_ask_for_every_foot_down_while_standing_is_commanded():
+    from simrl.envs.locomotion import gait_contact
+
+    env = simrl.make("humanoid", 2, device="cpu", seed=0, robot="unitree_g1_legs", cfg={"gait_period_s": 0.8})
+    env.episode_length_buf[:] = 30  # the left foot mid-swing, the right one in stance
+    env.command_terms["base_velocity"].command[:] = torch.tensor([[0.5, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    env.contact = torch.ones(2, 2, dtype=torch.bool)  # both feet down
+    clocked = gait_contact(env, period=0.8, offsets=(0.0, 0.5), stance=0.55)
+    still = gait_contact(env, period=0.8, offsets=(0.0, 0.5), stance=0.55, still_when_standing=True)
+    assert clocked.tolist() == [0.5, 0.5]  # the clock wants the left foot up, whatever the command
+    assert still.tolist() == [0.5, 1.0]  # told to stand: both feet down is right
