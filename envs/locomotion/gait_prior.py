@@ -14,8 +14,9 @@ joint targets) times `sin(pi (phase - stance) / (1 - stance))`: zero through the
 amplitude at mid-swing. It is on only while a move is commanded (the planar command above
 `threshold` m/s) and off while standing is. Each joint follows the foot below it in the
 kinematic tree. `gain` scales every amplitude (a screen's knob); `level` (1 by default) scales
-it too: `reference_gait_fade` lowers it to 0 over training. Export writes it into policy.json's action section and the robot-side runtime adds
-the same offsets from its own clock (simrl.deploy.runtime.prior_offsets).
+it too: `reference_gait_fade` lowers it to 0 over training. Export writes it into policy.json's
+action section and the robot-side runtime adds the same offsets from its own clock
+(simrl.deploy.runtime.prior_offsets).
 """
 
 from __future__ import annotations
