@@ -28,14 +28,14 @@ def _lift_policy_obs() -> list[ObsTerm]:
         ObsTerm("joint_vel", scale=0.2, noise=0.02),
         ObsTerm("object_pos", params={"body": CUBE}),
         ObsTerm("object_to_target", scale=2.0, params={"body": CUBE}),
-        ObsTerm("gripper_to_object", scale=5.0, params={"site": GRIPPER, "body": CUBE}),
+        ObsTerm("gripper_to_object", scale=5.0, params={"body": CUBE}),
         ObsTerm("last_action"),
     ]
 
 
 def _lift_rewards() -> dict[str, Any]:
     """Isaac Lab's lift recipe, as terms: reach the cube, lift it, carry it (coarse and fine)."""
-    cube, grip = {"body": CUBE}, {"site": GRIPPER, "body": CUBE}
+    cube, grip = {"body": CUBE}, {"body": CUBE}  # the gripper: the task's ee_site
     return {
         "reaching_object": {"weight": 1.0, "func": "gripper_object_tanh", "params": {**grip, "std": 0.1}},
         "lifting_object": {"weight": 15.0, "func": "object_lifted", "params": cube},
@@ -179,15 +179,15 @@ def object_to_target(env: LiftEnv, body: int) -> torch.Tensor:
 @observation(read={"reading": ["ee_pose", "object_pos"], "op": "difference",
                    "doc": {"ee_pose": "the gripper site's pose the arm's controller computes (forward "
                                       "kinematics), in its base frame: [x, y, z] m, quaternion wxyz"}})
-def gripper_to_object(env: LiftEnv, site: int, body: int) -> torch.Tensor:
+def gripper_to_object(env: LiftEnv, body: int, site: int | None = None) -> torch.Tensor:
     """`body`'s position minus `site`'s, base frame (3)."""
-    return env.body_pos_b(body) - env.site_pose_b(site)[0]
+    return env.body_pos_b(body) - env.site_pose_b(env.ee if site is None else site)[0]
 
 
 @param_rules(std=POSITIVE)
-def gripper_object_tanh(env: LiftEnv, site: int, body: int, std: float) -> torch.Tensor:
+def gripper_object_tanh(env: LiftEnv, body: int, std: float, site: int | None = None) -> torch.Tensor:
     """1 with the gripper at the object, falling off over `std` metres."""
-    return 1.0 - torch.tanh(gripper_to_object(env, site, body).norm(dim=1) / std)
+    return 1.0 - torch.tanh(gripper_to_object(env, body, site).norm(dim=1) / std)
 
 
 def object_lifted(env: LiftEnv, body: int) -> torch.Tensor:

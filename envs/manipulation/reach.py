@@ -9,8 +9,9 @@ for the episode. The policy observes its joints (encoders), the end-effector pos
 kinematics, as an arm's controller reports it), its last action and the target in the base
 frame: nothing a real arm does not know.
 
-Terms are functions `f(env, **params)`; the end-effector is a `site` param (resolved to its id
-once), so the same terms serve any arm whose yaml names a site on its tool.
+Terms are functions `f(env, **params)`; the end-effector is the task's `ee_site` (a site of the
+arm's yaml, or one its `sites:` adds on the tool), or a term's own `site` param, resolved to its
+id once: setting `ee_site` moves the target, every term and the success metric together.
 
 An episode succeeds where the end-effector has stayed within `success_pos` (m) and `success_ori`
 (rad) of the target for the last `success_hold_s` seconds of it (metric `success`; also
@@ -47,7 +48,7 @@ def _policy_obs() -> list[ObsTerm]:
     return [
         ObsTerm("joint_pos", noise=0.005),
         ObsTerm("joint_vel", scale=0.2, noise=0.02),
-        ObsTerm("pose_error", scale=[5.0, 5.0, 5.0, 1.0, 1.0, 1.0], params={"site": EE}),
+        ObsTerm("pose_error", scale=[5.0, 5.0, 5.0, 1.0, 1.0, 1.0]),
         ObsTerm("last_action"),
     ]
 
@@ -56,18 +57,17 @@ def _critic_obs() -> list[ObsTerm]:
     """The policy's terms noise-free, plus the end-effector's error (forward kinematics the
     critic is spared from learning; the policy does not see it)."""
     return [ObsTerm(t.name, t.scale, params=t.params) for t in _policy_obs()] + [
-        ObsTerm("ee_error", params={"site": EE})]
+        ObsTerm("ee_error")]
 
 
 def _rewards() -> dict[str, Any]:
     """Distance penalties for the gradient far away, tanh kernels for precision close in."""
-    site = {"site": EE}
-    return {
-        "ee_pos_error": {"weight": -0.2, "params": site},
-        "ee_pos_near": {"weight": 0.5, "func": "ee_pos_tanh", "params": {**site, "std": 0.1}},
-        "ee_pos_fine": {"weight": 1.0, "func": "ee_pos_tanh", "params": {**site, "std": 0.02}},
-        "ee_ori_error": {"weight": -0.2, "params": site},
-        "ee_ori_fine": {"weight": 1.0, "func": "ee_ori_tanh", "params": {**site, "std": 0.1}},
+    return {  # every term on the task's `ee_site` unless its params name another `site`
+        "ee_pos_error": -0.2,
+        "ee_pos_near": {"weight": 0.5, "func": "ee_pos_tanh", "params": {"std": 0.1}},
+        "ee_pos_fine": {"weight": 1.0, "func": "ee_pos_tanh", "params": {"std": 0.02}},
+        "ee_ori_error": -0.2,
+        "ee_ori_fine": {"weight": 1.0, "func": "ee_ori_tanh", "params": {"std": 0.1}},
         "action_rate": -0.01,
         "joint_vel": -1e-3,
     }
@@ -170,18 +170,18 @@ _TARGET_POSE = "the target pose in the arm's base frame: [x, y, z] m, then a qua
 
 
 @observation(read={"reading": "ee_pose", "op": "pos_rot6d", "doc": _EE_POSE})
-def ee_pose(env: ReachEnv, site: int) -> torch.Tensor:
+def ee_pose(env: ReachEnv, site: int | None = None) -> torch.Tensor:
     """`site`'s pose in the base frame: position (3) and orientation as two matrix columns (6)."""
-    pos, quat = env.site_pose_b(site)
+    pos, quat = env.site_pose_b(env.ee if site is None else site)
     return torch.cat([pos, quat_to_rot6d(quat)], dim=1)
 
 
 @observation(read={"reading": ["ee_pose", "target_pose"], "op": "pose_error",
                    "doc": {"ee_pose": _EE_POSE, "target_pose": _TARGET_POSE}})
-def pose_error(env: ReachEnv, site: int) -> torch.Tensor:
+def pose_error(env: ReachEnv, site: int | None = None) -> torch.Tensor:
     """From `site` to the target, in the base frame: the position difference (3) and the
     rotation vector (3) of target * site^-1."""
-    pos, quat = env.site_pose_b(site)
+    pos, quat = env.site_pose_b(env.ee if site is None else site)
     turn = quat_mul(env.target_quat_b, quat_conjugate(quat))
     return torch.cat([env.target_pos_b - pos, quat_to_rotvec(turn)], dim=1)
 
@@ -193,9 +193,9 @@ def target_pose(env: ReachEnv) -> torch.Tensor:
 
 
 @observation  # privileged (its angle has no robot-side op): the critic's
-def ee_error(env: ReachEnv, site: int) -> torch.Tensor:
+def ee_error(env: ReachEnv, site: int | None = None) -> torch.Tensor:
     """Target minus `site` position in the base frame (3) and the orientation error angle (1)."""
-    pos, quat = env.site_pose_b(site)
+    pos, quat = env.site_pose_b(env.ee if site is None else site)
     return torch.cat([env.target_pos_b - pos, quat_angle(quat, env.target_quat_b)[:, None]], dim=1)
 
 
@@ -203,26 +203,26 @@ OBS = {f.__name__: f for f in (ee_error, ee_pose, pose_error, joint_pos, joint_v
 
 
 # --- reward terms: f(env, **params) -> (N,) ----------------------------------------------------
-def ee_pos_error(env: ReachEnv, site: int) -> torch.Tensor:
+def ee_pos_error(env: ReachEnv, site: int | None = None) -> torch.Tensor:
     """Distance (m) from `site` to the target position."""
-    pos, _ = env.site_pose_b(site)
+    pos, _ = env.site_pose_b(env.ee if site is None else site)
     return (pos - env.target_pos_b).norm(dim=1)
 
 
 @param_rules(std=POSITIVE)
-def ee_pos_tanh(env: ReachEnv, site: int, std: float) -> torch.Tensor:
+def ee_pos_tanh(env: ReachEnv, std: float, site: int | None = None) -> torch.Tensor:
     """1 at the target position, falling off over `std` metres."""
     return 1.0 - torch.tanh(ee_pos_error(env, site) / std)
 
 
-def ee_ori_error(env: ReachEnv, site: int) -> torch.Tensor:
+def ee_ori_error(env: ReachEnv, site: int | None = None) -> torch.Tensor:
     """Angle (rad) from `site`'s orientation to the target's."""
-    _, quat = env.site_pose_b(site)
+    _, quat = env.site_pose_b(env.ee if site is None else site)
     return quat_angle(quat, env.target_quat_b)
 
 
 @param_rules(std=POSITIVE)
-def ee_ori_tanh(env: ReachEnv, site: int, std: float) -> torch.Tensor:
+def ee_ori_tanh(env: ReachEnv, std: float, site: int | None = None) -> torch.Tensor:
     """1 at the target orientation, falling off over `std` radians."""
     return 1.0 - torch.tanh(ee_ori_error(env, site) / std)
 

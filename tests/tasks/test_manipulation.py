@@ -117,3 +117,20 @@ def test_sim2sim_runs_an_exported_lift_policy_with_the_cube_as_a_reading(tmp_pat
     r = run_sim2sim(report["onnx"], episodes=2, seed=0)
     assert r["mean_steps"] == 250 and set(r) >= {"success", "final_object_error", "lifted"}
     assert r["final_object_error"] > 0.03  # an untrained policy carries nothing
+
+
+def test_ee_site_moves_the_target_every_term_and_the_success_metric_together():
+    robot = {"source": "menagerie:franka_emika_panda/panda_nohand", "name": "panda_tool",
+             "root_body": "link0", "joints": [f"joint{i}" for i in range(1, 8)], "default_pose": "home",
+             "sites": {"tool": {"body": "link7", "pos": [0.0, 0.0, 0.2]}}}
+    env = simrl.make("reach", 2, device="cpu", seed=0, robot=robot, cfg={"ee_site": "tool"})
+    tool = env.model.site("tool").id
+    assert env.ee == tool
+    env.step(torch.zeros(2, env.num_actions))
+    pos, _ = env.site_pose_b(tool)
+    err = (pos - env.target_pos_b).norm(dim=1)
+    assert torch.equal(env.reward_manager.term_fn("ee_pos_error")(env), err)  # the rewards' site
+    assert torch.equal(env.metric_manager.metrics["final_pos_error"](env), err)  # the metric's
+    layout = {s.name: s for s in env.obs_layout["policy"]}
+    obs = env.compute_observations(commit=False)["policy"][:, layout["pose_error"].slice]
+    assert torch.allclose(obs[:, :3], 5.0 * (env.target_pos_b - pos))  # the observation's
