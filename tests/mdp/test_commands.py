@@ -76,19 +76,17 @@ def test_the_command_curriculum_scales_the_draws_through_the_commands_level():
     assert (env.commands[:, 0] >= 0.5 * lo - 1e-6).all() and (env.commands[:, 0] <= 0.5 * hi + 1e-6).all()
 
 
-def test_a_checkpoint_holds_the_commands_and_one_saved_before_the_command_terms_loads():
+def test_a_checkpoint_holds_the_commands_and_their_clocks():
     env = _quad(8, resample_s=0.02)
     for _ in range(3):
         env.step(torch.zeros(8, env.num_actions))
     state = env.state_dict()
     want = env.commands.clone()
-    old = {**state, "task": {k: v for k, v in state["task"].items() if k != "command_terms"}}
-    old["task"]["heading_mode"] = True  # as an env attribute, before the command terms
-    for saved in (state, old):
-        fresh = _quad(8, resample_s=0.02)
-        fresh.load_state_dict(saved)
-        assert torch.equal(fresh.commands, want) and fresh.command() is fresh.commands
-    assert fresh.command_terms["base_velocity"].heading_mode  # the old attribute reached the term
+    fresh = _quad(8, resample_s=0.02)
+    fresh.fix_command([0.3, 0.0, 0.0])  # a pinned command stops its clock: the state restores it
+    fresh.load_state_dict(state)
+    assert torch.equal(fresh.commands, want) and fresh.command() is fresh.commands
+    assert fresh.command_manager.clock == env.command_manager.clock == {"base_velocity": 1}
     a, b = _quad(8, resample_s=0.02), _quad(8, resample_s=0.02)
     a.load_state_dict(state)
     b.load_state_dict(state)

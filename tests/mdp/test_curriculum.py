@@ -35,7 +35,7 @@ def test_the_velocity_tasks_field_and_a_config_entry_merge():
 
 
 @pytest.mark.parametrize(("curriculum", "error", "words"), [
-    ({"c": {"func": "terrain_speed"}}, UnknownNameError, "valid: ['command_level']"),
+    ({"c": {"func": "terrain_speed"}}, UnknownNameError, "valid: ['command_level', 'reference_gait_fade']"),
     ({"c": {"func": "command_level", "params": {"command": "twist"}}}, ConfigError,
      "command 'twist' is not a command with a level"),
     ({"c": {"func": "command_level", "params": {"command": "base_velocity", "reward": "speed"}}}, ConfigError,

@@ -67,20 +67,13 @@ def test_bad_event_entries_are_named():
         make({"p": {"func": "push_body", "mode": "reset", "params": {"body": "FR_calf", "max_vel": 1}}})
 
 
-def test_a_state_saved_before_a_field_existed_still_loads():
-    """load_state_dict takes a state whose config lacks a field added since, where this config
-    has the value such runs had; another value is still refused."""
+def test_a_state_saved_with_other_events_is_refused_naming_them():
     env = simrl.make("quadruped", 2, device="cpu", seed=0, cfg=CALM)
     state = env.state_dict()
-    import json
-
-    head, cfg = state["config"].rsplit("|", 1)
-    old = json.loads(cfg)
-    del old["events"], old["command_curriculum"]
-    state["config"] = f"{head}|{json.dumps(old, sort_keys=True)}"
-    env.load_state_dict(state)
-    other = simrl.make("quadruped", 2, device="cpu", seed=0,
-                       cfg={**CALM, "command_curriculum": {"start": 0.5}})
-    with pytest.raises(ValueError, match="saved with another config"):
+    env.load_state_dict(state)  # its own config loads
+    kick = {"kick": {"func": "push_body", "mode": "interval", "interval_s": 1.0,
+                     "params": {"body": "trunk", "max_vel": 0.3}}}
+    other = simrl.make("quadruped", 2, device="cpu", seed=0, cfg={**CALM, "events": kick})
+    with pytest.raises(ValueError, match=r"saved with another config: task.cfg.events"):
         other.load_state_dict(state)
     assert np.isfinite(env.sim.qpos.numpy()).all()
