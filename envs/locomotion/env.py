@@ -152,7 +152,7 @@ class LocomotionEnv(EnvBatch):
             self.walked = torch.zeros(n, **f32)
             self.farthest = torch.zeros(n, **f32)  # this episode's largest `walked`
             # evaluation on a grid also reports who crossed half a tile without a fall
-            self.METRIC_TERMS = {**type(self).METRIC_TERMS, "crossed_share": rew.crossed_share}
+            self.METRIC_TERMS = {**self.METRIC_TERMS, "crossed_share": rew.crossed_share}
             self.cmd_disp = torch.zeros(n, 2, **f32)  # where the commands would have taken it
         self.refresh()
 
@@ -364,8 +364,7 @@ class LocomotionEnv(EnvBatch):
 
     def link_terms(self) -> None:
         """`commands`, `heading`, `moving` and `command_level` are the base_velocity command's
-        tensors (the rewards, observations and curriculum read them; one storage, so a
-        checkpoint saved before the command terms restores into them)."""
+        tensors, which the rewards, observations and curriculum read (one storage)."""
         vel = self.required_command("base_velocity", "velocity_command")
         self.commands, self.heading, self.moving = vel.command, vel.heading, vel.moving
         self.command_level = vel.level  # scales every draw: the command curriculum's level

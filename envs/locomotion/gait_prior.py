@@ -80,6 +80,9 @@ class ReferenceGait:
         self.amplitude = torch.as_tensor(amps, **f32)  # rad; in action units once linked
         self.offsets = torch.as_tensor([float(offsets[f]) for f in foot_of], **f32)
         self.period, self.stance, self.threshold = float(period), float(stance), float(threshold)
+        if command not in env.command_terms:
+            raise ConfigError(f"reference_gait: command '{command}' is not a command of the task; commands: "
+                              f"{sorted(env.command_terms)}")
         self.command = command
         self.level = torch.ones((), **f32)  # scales the amplitude: a fade curriculum lowers it
 
@@ -144,7 +147,14 @@ class ReferenceGaitFade:
         self.steps = 0  # control steps so far (a host counter: no sync)
 
     def update(self, env: Any, done: torch.Tensor) -> None:
-        self.steps += 1
+        if env.record_metrics:  # evaluation steps are not training: the level holds
+            return
+        self.set_step(self.steps + 1)
+
+    def set_step(self, steps: int) -> None:
+        """The level after `steps` control steps of training (an env rebuilt from a checkpoint
+        for export or evaluation sets it from the checkpoint's iteration)."""
+        self.steps = int(steps)
         share = min(max((self.steps - self.start) / (self.end - self.start), 0.0), 1.0)
         self.level.fill_(1.0 - share)
 

@@ -213,15 +213,18 @@ def prior_offsets(action_meta: dict[str, Any], steps: int, control_dt: float, co
         if p["kind"] != "reference_gait":
             raise ValueError(f"policy.json action prior '{p['kind']}' is unknown to this runtime; known: "
                              "reference_gait (update simrl.deploy)")
-        cmd = np.asarray(command if command is not None else np.zeros(3), dtype=np.float64).reshape(-1)
-        if not np.linalg.norm(cmd[:2]) > p["threshold"]:
-            continue
+        if command is None:
+            raise KeyError("readings lack 'command': the policy's reference gait is on only while a move "
+                           "is commanded, so the runtime needs the command reading")
+        cmd = np.asarray(command, dtype=np.float64)
+        moving = np.linalg.norm(cmd[..., :2], axis=-1, keepdims=True) > p["threshold"]  # per row
         # float32 as the env computes it: steps x (dt / period), then each column's offset
         t = np.float32(steps) * np.float32(control_dt / p["period"])
         phase = np.remainder(t + np.asarray(p["offsets"], dtype=np.float32), np.float32(1.0))
         swing = np.clip((phase - np.float32(p["stance"])) / np.float32(1.0 - p["stance"]), 0.0, None)
         values = np.sin(np.float32(np.pi) * swing.astype(np.float32)) * np.asarray(p["amplitude"], np.float32)
-        out[np.asarray(p["columns"], dtype=int)] += values
+        out = out + np.zeros(moving.shape[:-1] + out.shape[-1:])  # a batch of commands: one row each
+        out[..., np.asarray(p["columns"], dtype=int)] += values * moving
     return out
 
 

@@ -15,10 +15,12 @@ rsl-rl's `VecEnv.step` returns 4 values where gymnasium's returns 5, so one obje
 both under the name `step`: `simrl.rl.vecenv.RslRlVecEnv(env)` is the rsl-rl view, which shares
 every buffer with the env (no copies). This layer imports no RL library.
 
-A task subclasses `EnvBatch`, fills the hooks it needs (simrl.env.task) and lists its term
-functions in tables: `OBS_TERMS` (each declaring its deploy read and mirror beside it:
-simrl.managers.observation.observation), `REWARD_TERMS`, `METRIC_TERMS`, `TRACKING_TERMS`, plus the
-library's `EVENT_TERMS`, `TERMINATION_TERMS`, `COMMAND_TERMS`, `ACTION_TERMS`,
+A task is a config class (its fields, the terms only it uses in `TERMS`, the entries its fields
+imply in `own_entries()`: envs/cartpole.py) over this class as it is; tasks not yet converted
+subclass it and fill the hooks they need (simrl.env.task). Term functions sit in tables:
+`OBS_TERMS` (each declaring its deploy read and mirror beside it:
+simrl.managers.observation.observation), `REWARD_TERMS`, `METRIC_TERMS`, `TRACKING_TERMS`, plus
+the library's `EVENT_TERMS`, `TERMINATION_TERMS`, `COMMAND_TERMS`, `ACTION_TERMS`,
 `CURRICULUM_TERMS`. Term params that name bodies, joints or sites resolve to indices once, at
 start-up (simrl.managers.terms), so the step indexes with tensors and never looks a name up.
 """
@@ -272,10 +274,6 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
     def compute_observations(self, commit: bool = True) -> dict[str, torch.Tensor]:
         """Every observation group from the current state (simrl.managers.observation)."""
         return self.observation_manager.compute(self, commit)
-
-    def compute_rewards(self, unstable: torch.Tensor | None = None) -> None:
-        """This step's weighted reward sum into `reward_buf` (simrl.managers.reward)."""
-        self.reward_buf = self.reward_manager.compute(self, unstable)
 
     def terminated(self) -> torch.Tensor:
         """Bool (N,): episodes in a terminal state now (simrl.managers.termination)."""

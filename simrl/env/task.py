@@ -45,17 +45,17 @@ class TaskHooks:
 
     def task_events(self) -> dict[str, dict[str, Any]]:
         """The task's own event entries, built from its fields (a legged task's pushes); they
-        run before the config's `events`, and a config event of the same name replaces one."""
+        run before the config's `events`, and a config event of the same name merges into one."""
         return {}
 
     def task_terminations(self) -> dict[str, dict[str, Any]]:
         """The task's own termination entries, built from its fields (a legged task's tilt
-        limit); the config's `terminations` replace those of the same name."""
+        limit); the config's `terminations` of the same name merge into them."""
         return {}
 
     def task_commands(self) -> dict[str, dict[str, Any]]:
         """The task's own command entries, built from its fields (a legged task's velocity
-        ranges); the config's `commands` replace those of the same name."""
+        ranges); the config's `commands` of the same name merge into them."""
         return {}
 
     def task_curriculum(self) -> dict[str, dict[str, Any]]:

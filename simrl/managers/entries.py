@@ -67,7 +67,7 @@ def merge_entries(base: Mapping[str, Any], over: Mapping[str, Any] | None, kind:
             out[name] = entry
             continue
         merged = {**own, **entry}
-        if merged.get("func", name) == own.get("func", name):
+        if (merged.get("func") or name) == (own.get("func") or name):
             merged["params"] = deep_merge(own.get("params") or {}, entry.get("params") or {})
         out[name] = merged
     return out

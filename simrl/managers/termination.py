@@ -40,7 +40,7 @@ def termination_terms(entries: Mapping[str, Any] | None) -> list[TerminationTerm
 
 def deploy_facts(facts: Callable[..., dict[str, Any]]) -> Callable[[Callable], Callable]:
     """Attach `facts(env, **bound params) -> dict` to a term: its part of policy.json's
-    `deploy.termination` (nested dicts merge)."""
+    `deploy.termination` (a termination) or `deploy.reset` (a reset event); nested dicts merge."""
     def attach(func: Callable) -> Callable:
         func.deploy_facts = facts
         return func

@@ -7,9 +7,10 @@ config:
 
 Action column i always drives the model's actuator i (the policy's actuators come first; a
 robot's held joints after them); a term claims the columns of the actuators of its joints and
-says how they are driven. Together the terms must claim every policy actuator once. With no
-entries, a task's own (`EnvBatch.task_actions`) apply: one `joint_position_action` over every
-policy actuator with the task's scale and offset (the default pose), as every task had.
+says how they are driven. Together the terms must claim every policy actuator once; priors (a
+reference gait: `prior = True`) add to the actions first and claim none. A task's own entries
+come first (simrl.env.config.own_entries: one `joint_position_action` over every policy actuator
+at the task's scale and offset, unless the task says otherwise); a config's entries merge over them.
 
 `policy.json`'s `action` section says the same to the robot-side runtime (simrl.deploy): a
 scale per actuator (one number where they share it), the offsets, the mode, and the binary

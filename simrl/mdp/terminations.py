@@ -9,7 +9,7 @@ task's config:
       height: null                       # drops the task's own term of that name
 
 A task builds its own entries from its fields (`EnvBatch.task_terminations`); the config's
-replace those of the same name. An episode ended by a term is terminated (a terminal state)
+merge into those of the same name. An episode ended by a term is terminated (a terminal state)
 unless the term says `time_out: true`. Params are bound once as reward terms' are
 (`simrl.managers.terms`). Each ending is logged per term as `Episode_Termination/<name>`: the share of
 the ended episodes in which that term fired.

@@ -302,6 +302,11 @@ def policy_from_checkpoint(env, checkpoint: str | Path, agent_cfg: dict):
     trainer = Trainer(env, agent_cfg)
     ckpt = trainer.load(checkpoint)
     net = trainer.policy()
+    # curricula that follow training time (a reference gait's fade) take the checkpoint's
+    steps = int(ckpt.get("iter", 0)) * int(agent_cfg["num_steps_per_env"])
+    for term in env.curriculum_manager.terms.values():
+        if hasattr(term, "set_step"):
+            term.set_step(steps)
 
     def policy(obs: dict) -> torch.Tensor:
         return net(TensorDict(dict(obs), batch_size=[env.num_envs]))

@@ -348,7 +348,7 @@ class Trainer:
             return
         self._warned_short = True
         shares = {k.split("/", 1)[1]: v for k, v in m.items() if k.startswith("Episode_Termination/")}
-        worst = max(shares, key=shares.get) if shares else None
+        worst = max(shares, key=shares.get) if shares and max(shares.values()) > 0 else None
         which = (f"termination '{worst}' ends {shares[worst]:.0%} of them: check its params"
                  if worst is not None else "no termination term fired: check the sim's stability")
         print(f"simrl: warning: at iteration {self.iteration} episodes last {length:.2f} s on average; "

@@ -58,3 +58,10 @@ def test_a_list_replaces_a_group_and_bad_observation_entries_are_refused_in_one_
         simrl.make("cartpole", 2, device="cpu", cfg={"observations": {"policy": {"cart_pos": {"weight": 1}}}})
     with pytest.raises(ConfigError, match=r"group 'privileged': null drops a group.*\['policy'\]"):
         simrl.make("cartpole", 2, device="cpu", cfg={"observations": {"privileged": None}})
+
+
+def test_an_observation_entry_naming_its_own_func_still_deep_merges_its_params():
+    # as an ObsTerm reaches the merge: func None (its name)
+    own = {"clock": {"func": None, "scale": 1.0, "params": {"period": 0.8, "offsets": [0.0, 0.5]}}}
+    out = merge_entries(own, {"clock": {"func": "clock", "params": {"period": 0.4}}}, "observation")
+    assert out["clock"]["params"] == {"period": 0.4, "offsets": [0.0, 0.5]}

@@ -95,3 +95,29 @@ def test_bad_reference_gait_settings_are_refused_in_one_line(cfg, words):
     with pytest.raises(ConfigError) as e:
         _g1(**cfg)
     assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_runtime_swings_per_command_row_and_needs_the_command():
+    env = _g1()
+    act = deploy_metadata(env, ["policy"])["action"]
+    rows = prior_offsets(act, 31, env.dt, np.array([[0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]))
+    assert np.abs(rows[0]).max() > 0.5 and not rows[1].any()  # the standing row: no swing
+    with pytest.raises(KeyError, match="readings lack 'command'"):
+        prior_offsets(act, 31, env.dt, None)
+
+
+def test_a_rebuilt_env_takes_the_fade_from_the_checkpoint_and_holds_it_in_evaluation(tmp_path):
+    from simrl.rl.app import _env_for_checkpoint, policy_from_checkpoint, train
+    from tests.conftest import compose_config
+
+    fade = "+task.cfg.curriculum={fade:{func:reference_gait_fade,params:{start_step:0,end_step:16}}}"
+    cfg = compose_config("train", "task=humanoid", "experiment=g1_walk", fade, "num_envs=8",
+                         "max_iterations=1", "progress=false", "device=cpu", "agent.num_steps_per_env=4")
+    train(cfg, tmp_path)
+    env, run_cfg = _env_for_checkpoint(tmp_path / "model_1.pt", num_envs=2)  # another size: no env state
+    policy_from_checkpoint(env, tmp_path / "model_1.pt", dict(run_cfg.agent))
+    level = env.action_manager.terms["reference_gait"].level
+    assert float(level) == 0.75  # 1 iteration x 4 steps of 16
+    env.record_metrics = True  # evaluation
+    env.step(torch.zeros(2, env.num_actions))
+    assert float(level) == 0.75
