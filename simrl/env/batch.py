@@ -142,24 +142,22 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         cfg = self.cfg
         own = own_entries(cfg)  # the entries the config's fields imply; a subclass's hooks' over them
 
-        def entries(kind: str, hook: Any, given: Any) -> dict[str, Any]:
-            return merge_entries({**own.get(kind, {}), **hook()}, given, kind[:-1] if kind != "curriculum"
-                                 else kind)
+        def entries(field: str, kind: str, hook: Any) -> dict[str, Any]:
+            return merge_entries({**own.get(field, {}), **hook()}, getattr(cfg, field), kind)
 
         self.reward_manager.bind(self, self.REWARD_TERMS)
         self.observation_manager.bind(self, self.OBS_TERMS)
         self.metric_manager = MetricManager(self, self.METRIC_TERMS, self.TRACKING_TERMS)
         self.event_manager = EventManager(
-            self, entries("events", self.task_events, cfg.events), self.EVENT_TERMS)
+            self, entries("events", "event", self.task_events), self.EVENT_TERMS)
         self.termination_manager = TerminationManager(
-            self, entries("terminations", self.task_terminations, cfg.terminations),
-            self.TERMINATION_TERMS)
+            self, entries("terminations", "termination", self.task_terminations), self.TERMINATION_TERMS)
         self.command_manager = CommandManager(
-            self, entries("commands", self.task_commands, cfg.commands), self.COMMAND_TERMS)
+            self, entries("commands", "command", self.task_commands), self.COMMAND_TERMS)
         self.action_manager = ActionManager(
-            self, entries("actions", self.task_actions, cfg.actions), self.ACTION_TERMS)
+            self, entries("actions", "action", self.task_actions), self.ACTION_TERMS)
         self.curriculum_manager = CurriculumManager(
-            self, entries("curriculum", self.task_curriculum, cfg.curriculum), self.CURRICULUM_TERMS)
+            self, entries("curriculum", "curriculum", self.task_curriculum), self.CURRICULUM_TERMS)
         self.link_terms()
 
     # --- the loop -----------------------------------------------------------------------------

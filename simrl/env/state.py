@@ -12,14 +12,13 @@ import dataclasses
 import json
 from typing import Any
 
+from simrl.env.checks import KINDS
 from simrl.snapshot import capture, restore
 
 FORMAT = 2  # 1: simrl 0.1.0 (state on the env); 2: the managers own their state
 
-# env attributes rebuilt from the config, not saved
-NOT_STATE = frozenset({"sim", "model", "cfg", "_mirror_maps", "robot_mirror", "task_name", "OBS_TERMS",
-                       "REWARD_TERMS", "METRIC_TERMS", "TRACKING_TERMS", "EVENT_TERMS", "TERMINATION_TERMS",
-                       "COMMAND_TERMS", "ACTION_TERMS", "CURRICULUM_TERMS"})
+# env attributes rebuilt from the config, not saved: these and the term tables
+NOT_STATE = frozenset({"sim", "model", "cfg", "_mirror_maps", "robot_mirror", "task_name", *KINDS.values()})
 
 
 def config_key(env: Any) -> str:

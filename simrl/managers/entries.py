@@ -58,13 +58,12 @@ def merge_entries(base: Mapping[str, Any], over: Mapping[str, Any] | None, kind:
             del out[name]
             continue
         own = out.get(name)
-        if own is None or not isinstance(_as_entry(entry, kind), Mapping) or (
-                not isinstance(own, Mapping) and not isinstance(entry, Mapping)):
+        if own is None or not (isinstance(own, Mapping) or isinstance(entry, Mapping)):
             out[name] = entry  # a new entry, or a bare weight over a bare weight
             continue
         own, entry = _as_entry(own, kind), _as_entry(entry, kind)
-        if not isinstance(own, Mapping):
-            out[name] = entry
+        if not (isinstance(own, Mapping) and isinstance(entry, Mapping)):
+            out[name] = entry  # not an entry: its kind's parser names what is wrong
             continue
         merged = {**own, **entry}
         if (merged.get("func") or name) == (own.get("func") or name):

@@ -56,10 +56,10 @@ class EventManager:
         self.facts: dict[str, Any] = {}  # reset events' part of policy.json's deploy.reset
         for e in event_terms(entries):  # names: the env's check_terms
             steps = 0 if e.interval_s is None else max(1, round(e.interval_s / env.dt))
-            fn = bind(env, term_func(table, e.func, f"event '{e.name}'"), e.params, f"event '{e.name}'",
-                      call_args=2)
+            func = term_func(table, e.func, f"event '{e.name}'")
+            fn = bind(env, func, e.params, f"event '{e.name}'", call_args=2)
             self.fns[e.mode].append((fn, steps))
-            facts = getattr(fn.func if hasattr(fn, "func") else fn, "deploy_facts", None)
+            facts = getattr(func, "deploy_facts", None)
             if facts is not None and e.mode == "reset":
                 merge_facts(self.facts, facts(env, **getattr(fn, "keywords", {})))
 
