@@ -1,9 +1,8 @@
-"""Evaluate a trained policy: `python play.py checkpoint=runs/quadruped/<run>`.
+"""Watch a trained policy: `python play.py checkpoint=runs/quadruped/<run>` (simrl.viewer).
 
-Evaluation overrides of the run's task config: `task.cfg.push_vel=0.5` (fields as in train.py).
-
-Prints mean episode return, linear/yaw velocity tracking errors and the share of falls for each
-command in configs/play.yaml (forward 0.5 and 1.0 m/s and standing still by default).
+The metrics table (return, tracking errors and falls per command) is eval.py, the console
+script simrl-eval: its keys (episodes=, commands=, pushes=, ...) given here are refused in one
+line that names the eval.py command to run instead.
 """
 
 from simrl.cli import play

@@ -39,12 +39,12 @@ PY="${PYTHON:-python}"
 export PYTHONUNBUFFERED=1
 
 if [[ $REHEARSE == 1 ]]; then
-  DEVICE=cpu SIZES="4" STEPS=2 REPEATS=1 ITER_ENVS=4 TRAIN_ENVS=8 ITERS=2 PLAY_ENVS=2
-  TRAIN_SIM="sim=mjwarp" PLAY_EXTRA="task.cfg.episode_length_s=1.2" ROBOT_ITERS=1 G1_MINUTES=0.05
+  DEVICE=cpu SIZES="4" STEPS=2 REPEATS=1 ITER_ENVS=4 TRAIN_ENVS=8 ITERS=2 EVAL_ENVS=2
+  TRAIN_SIM="sim=mjwarp" EVAL_EXTRA="task.cfg.episode_length_s=1.2" ROBOT_ITERS=1 G1_MINUTES=0.05
   LIMIT_SHORT=300 LIMIT_LONG=600 ROUGH_SIZES="4" ROUGH_STEPS=2 SWEEP_SIZES="4" LIFT_ITERS=2 LIFT_EVAL=2
 else
   DEVICE=cuda:0 SIZES="4096" STEPS=100 REPEATS=1 ITER_ENVS=4096 TRAIN_ENVS=4096
-  ITERS=150 PLAY_ENVS=256 TRAIN_SIM="" PLAY_EXTRA="" ROBOT_ITERS=200 G1_MINUTES=1.5
+  ITERS=150 EVAL_ENVS=256 TRAIN_SIM="" EVAL_EXTRA="" ROBOT_ITERS=200 G1_MINUTES=1.5
   LIMIT_SHORT=150 LIMIT_LONG=300 ROUGH_SIZES="1024 4096" ROUGH_STEPS=50 SWEEP_SIZES="1024 4096 16384"
   LIFT_ITERS=400 LIFT_EVAL=50
 fi
@@ -80,8 +80,8 @@ print('python', sys.version.split()[0], '| torch', torch.__version__, '| CUDA', 
       '| warp', warp.__version__, '| mujoco', mujoco.__version__, '| mujoco_warp', mujoco_warp.__version__)
 if torch.cuda.is_available(): print('device', torch.cuda.get_device_name(0))
 "
-# learning first: train at 4096 envs, then evaluate against the walking criterion (simrl.play:
-# lin-vel error <= 0.2 m/s and <= 5% falls on each of play.yaml's commands)
+# learning first: train at 4096 envs, then evaluate against the walking criterion (simrl.evaluate:
+# lin-vel error <= 0.2 m/s and <= 5% falls on each of eval.yaml's commands)
 train_and_check() {  # train_and_check NAME RUN_DIR TRAIN_OVERRIDES...
   local name=$1 dir=$2; shift 2
   rm -rf "$dir"
@@ -91,17 +91,17 @@ train_and_check() {  # train_and_check NAME RUN_DIR TRAIN_OVERRIDES...
     num_envs="$TRAIN_ENVS" progress=false hydra.run.dir="$dir" "$@"
   echo "train $name wall s (incl. start-up): $((SECONDS - t0))"
   if (( ${#FAILED[@]} > failed )); then  # no checkpoint to evaluate
-    echo "== play $name: skipped, its training failed"
-    FAILED+=("play $name (skipped: training failed)")
+    echo "== eval $name: skipped, its training failed"
+    FAILED+=("eval $name (skipped: training failed)")
     return 0
   fi
-  run_step "play $name: tracking, falls, criterion" "$LIMIT_SHORT" "$PY" -c "
+  run_step "eval $name: tracking, falls, criterion" "$LIMIT_SHORT" "$PY" -c "
 import sys, simrl
 from simrl.rl.learnbench import Criterion
-r = simrl.play(sys.argv[1], *sys.argv[2:]).results
+r = simrl.evaluate(sys.argv[1], *sys.argv[2:]).results
 miss = Criterion().failures(r)
 print('walking criterion:', 'met' if not miss else 'not met: ' + '; '.join(miss))
-" "$dir" device="$DEVICE" num_envs="$PLAY_ENVS" progress=false $PLAY_EXTRA
+" "$dir" device="$DEVICE" num_envs="$EVAL_ENVS" progress=false $EVAL_EXTRA
 }
 train_and_check quadruped "$OUT_DIR/train" max_iterations="$ITERS"
 train_and_check "Menagerie Go1" "$OUT_DIR/train_go1" robot=unitree_go1 max_iterations="$ROBOT_ITERS"
@@ -121,8 +121,8 @@ if [[ $LIFT == 1 ]]; then
   # first checkpoint with >= 80% success, its env steps and training minutes
   rm -rf "$OUT_DIR/learn_lift"
   run_step "learn Franka lift (to 80% success)" "$LIMIT_LONG" "$PY" -m simrl.bench learn task=lift seeds=1 \
-    iterations="$LIFT_ITERS" eval_every="$LIFT_EVAL" eval_envs="$PLAY_ENVS" min_success=0.8 \
-    device="$DEVICE" num_envs="$TRAIN_ENVS" $TRAIN_SIM $PLAY_EXTRA out="$OUT_DIR/learn_lift"
+    iterations="$LIFT_ITERS" eval_every="$LIFT_EVAL" eval_envs="$EVAL_ENVS" min_success=0.8 \
+    device="$DEVICE" num_envs="$TRAIN_ENVS" $TRAIN_SIM $EVAL_EXTRA out="$OUT_DIR/learn_lift"
 fi
 
 if [[ $SWEEPS == 1 ]]; then

@@ -51,11 +51,18 @@ def train(task: str | None = None, *overrides: str, **values):
     return _train(task, *overrides, **values)
 
 
-def play(run: str, *overrides: str, **values):
-    """Evaluate a run, checkpoint or exported policy as play.py would (see simrl.api.play)."""
+def evaluate(run: str, *overrides: str, **values):
+    """Evaluate a run, checkpoint or exported policy as eval.py would (see simrl.api.evaluate)."""
+    from simrl.api import evaluate as _evaluate
+
+    return _evaluate(run, *overrides, **values)
+
+
+def play(*args, **kwargs):
+    """Refused in one line naming simrl.evaluate (see simrl.api.play)."""
     from simrl.api import play as _play
 
-    return _play(run, *overrides, **values)
+    return _play(*args, **kwargs)
 
 
 def export(run: str, *overrides: str, **values):
@@ -70,4 +77,4 @@ from simrl.registry import register_gymnasium  # noqa: E402
 
 register_gymnasium()
 
-__all__ = ["ASSETS", "CONFIGS", "ROOT", "__version__", "export", "make", "play", "train"]
+__all__ = ["ASSETS", "CONFIGS", "ROOT", "__version__", "evaluate", "export", "make", "train"]

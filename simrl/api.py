@@ -1,15 +1,15 @@
-"""The apps as Python functions, for notebooks and scripts: train, play, export.
+"""The apps as Python functions, for notebooks and scripts: train, evaluate, export.
 
     run = simrl.train("cartpole", num_envs=128, max_iterations=40, device="cpu")
     run.history[-1]["mean_reward"], run.run_dir
-    simrl.play(run.run_dir, video=True).results
+    simrl.evaluate(run.run_dir).results
     simrl.export(run.run_dir).onnx
 
 Each composes its config exactly as its app does (`configs/`, Hydra's compose API, the same
-defaults and overrides) and calls the same code in `simrl.rl.app`. Keyword values become
-overrides (`num_envs=128` -> `num_envs=128`, nested dicts -> dotted keys: `agent={"save_interval":
-10}` -> `agent.save_interval=10`); positional strings pass through as written
-(`"task.cfg.push_vel=0.5"`). Results are plain dataclasses; progress bars are `tqdm.auto`
+defaults and overrides) and calls the same code (`simrl.rl.app`, `simrl.rl.evaluation_app`).
+Keyword values become overrides (`num_envs=128` -> `num_envs=128`, nested dicts -> dotted keys:
+`agent={"save_interval": 10}` -> `agent.save_interval=10`); positional strings pass through as
+written (`"task.cfg.push_vel=0.5"`). Results are plain dataclasses; progress bars are `tqdm.auto`
 (widgets in Jupyter).
 """
 
@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
+
+from simrl.errors import UserError
 
 
 @dataclass
@@ -44,11 +46,10 @@ class TrainResult:
 
 
 @dataclass
-class PlayResult:
+class EvalResult:
     """One dict of evaluation figures per command (return, tracking errors, fall share)."""
 
     results: list[dict[str, Any]]
-    video: Path | None = None  # the MP4 written with video=true
 
 
 @dataclass
@@ -138,21 +139,29 @@ def train(task: str | None = None, *overrides: str, cfg: dict[str, Any] | None =
     )
 
 
-def play(run: str | Path, *overrides: str, cfg: dict[str, Any] | None = None, **values: Any) -> PlayResult:
-    """Evaluate `run` as play.py would: a run dir or checkpoint (`checkpoint=`), or an
+def evaluate(run: str | Path, *overrides: str, cfg: dict[str, Any] | None = None,
+             **values: Any) -> EvalResult:
+    """Evaluate `run` as eval.py would: a run dir or checkpoint (`checkpoint=`), or an
     exported policy.onnx (`policy=`, sim-to-sim in MuJoCo C). `cfg` overrides task config
     fields for the evaluation."""
     from simrl.config import compose
 
     key = "policy" if str(run).endswith(".onnx") else "checkpoint"
-    cfg = compose("play", [f"{key}={hydra_value(str(run))}", *_task_cfg(cfg), *overrides_from(values),
+    cfg = compose("eval", [f"{key}={hydra_value(str(run))}", *_task_cfg(cfg), *overrides_from(values),
                            *overrides])
-    from simrl.rl.app import play as app_play
-    from simrl.rl.app import video_path
+    from simrl.rl.evaluation_app import evaluate_app
 
-    results = app_play(cfg)
-    video = video_path(cfg) if cfg.get("video") and key == "checkpoint" else None
-    return PlayResult(results=results, video=video)
+    return EvalResult(results=evaluate_app(cfg))
+
+
+class RenamedError(UserError):
+    """A name of the API that moved; the message names the new one."""
+
+
+def play(*args: Any, **kwargs: Any) -> None:
+    """Refused: the metrics table is `evaluate`; watching a policy is simrl-play / simrl.viewer."""
+    raise RenamedError("simrl.play was renamed simrl.evaluate (the metrics table); to watch a policy "
+                       "use simrl-play or simrl.viewer")
 
 
 def export(run: str | Path, *overrides: str, **values: Any) -> ExportResult:
@@ -166,4 +175,4 @@ def export(run: str | Path, *overrides: str, **values: Any) -> ExportResult:
     return ExportResult(onnx=Path(report["onnx"]), json=Path(report["json"]), report=report)
 
 
-__all__ = ["ExportResult", "PlayResult", "TrainResult", "export", "play", "train"]
+__all__ = ["EvalResult", "ExportResult", "TrainResult", "evaluate", "export", "train"]

@@ -1,17 +1,25 @@
-"""The apps as console scripts (`simrl-train`, `simrl-play`, `simrl-export`, `simrl-bench`), which
-work from any directory of an installed simrl; `train.py`, `play.py` and `export.py` at the
-repository root call the same functions. Each parses a Hydra config from simrl's configs
-(`simrl.paths.CONFIGS`: the checkout's, or the copy a wheel ships) and runs simrl.rl.app.
+"""The apps as console scripts (`simrl-train`, `simrl-eval`, `simrl-play`, `simrl-export`,
+`simrl-bench`), which work from any directory of an installed simrl; `train.py`, `eval.py`,
+`play.py` and `export.py` at the repository root call the same functions. Each parses a Hydra
+config from simrl's configs (`simrl.paths.CONFIGS`: the checkout's, or the copy a wheel ships)
+and runs the app's function (simrl.rl.app, simrl.rl.evaluation_app, simrl.viewer.launch).
 """
 
 from __future__ import annotations
 
+import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from omegaconf import DictConfig
 
 from simrl.paths import CONFIGS
+
+# keys of the metrics table (configs/eval.yaml) that play does not take: given to play they
+# mean the evaluation, so play refuses them naming the eval command
+EVAL_ONLY_KEYS = ("episodes", "num_envs", "commands", "pushes", "terrain_tiles", "terrain_level",
+                  "terrain_type")
 
 
 def run_hydra_app(config_name: str, work: Callable[[DictConfig], object]) -> None:
@@ -45,11 +53,42 @@ def train() -> None:
     run_hydra_app("train", work)
 
 
-def play() -> None:
-    """`simrl-play checkpoint=<run>` or `policy=<policy.onnx>` (play.py)."""
-    from simrl.rl import app
+def evaluate() -> None:
+    """`simrl-eval checkpoint=<run>` or `policy=<policy.onnx>` (eval.py): the metrics table."""
 
-    run_hydra_app("play", lambda cfg: app.play(cfg))
+    def work(cfg: DictConfig) -> None:
+        from simrl.rl.evaluation_app import evaluate_app
+
+        evaluate_app(cfg)
+
+    run_hydra_app("eval", work)
+
+
+def refuse_eval_keys(argv: Sequence[str]) -> None:
+    """Exit with one `simrl: error:` line where play's command line (`argv`, the script first)
+    holds a key of the metrics table, naming the same command under eval."""
+    from simrl.errors import ConfigError, exit_on_user_error
+
+    words = list(argv[1:])
+    keys = {w.lstrip("+~").partition("=")[0] for w in words if not w.startswith("-")}
+    if not keys.intersection(EVAL_ONLY_KEYS):
+        return
+    command = "python eval.py" if Path(argv[0]).name == "play.py" else "simrl-eval"
+    with exit_on_user_error():
+        raise ConfigError("play shows the robot; the metrics table is simrl-eval: "
+                          + shlex.join([*command.split(), *words]))
+
+
+def play() -> None:
+    """`simrl-play checkpoint=<run>` (play.py): the robot under its policy, in simrl.viewer."""
+    refuse_eval_keys(sys.argv)  # before Hydra composes: whatever play.yaml holds
+
+    def work(cfg: DictConfig) -> None:
+        from simrl.viewer.launch import play as launch_play
+
+        launch_play(cfg)
+
+    run_hydra_app("play", work)
 
 
 def export() -> None:

@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from simrl.paths import CONFIGS
 
-GROUP = "task_cfg"  # task_cfg/<task>: a task's defaults; task_cfg/overrides: play's open node
+GROUP = "task_cfg"  # task_cfg/<task>: a task's defaults; task_cfg/overrides: eval's open node
 
 
 def _open_node(values: dict) -> DictConfig:
@@ -62,7 +62,7 @@ def cli_overrides(words: Sequence[str]) -> list[str]:
 
 
 def compose(name: str, overrides: Sequence[str] = (), hydra: bool = False) -> DictConfig:
-    """Config `name` (train, play, export) with CLI-style `overrides`, as the app composes it.
+    """Config `name` (train, eval, export) with CLI-style `overrides`, as the app composes it.
 
     `hydra=True` keeps the `hydra` node (run dir pattern...). Works inside a running Hydra app
     or notebook session too: the global Hydra state is restored afterwards.

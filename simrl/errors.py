@@ -2,7 +2,7 @@
 
     raise ConfigError("num_envs must be >= 1, got 0: pass num_envs=N or null (the task default)")
 
-The apps (train.py, play.py, export.py, `python -m simrl.bench`, `python -m simrl.plot`) run
+The apps (train.py, eval.py, play.py, export.py, `python -m simrl.bench`, `python -m simrl.plot`) run
 their work inside `exit_on_user_error()`: a `UserError` (CheckpointError, ExportError and
 RenderError are ones too) prints `simrl: error: <message>` on stderr and exits with status 1. Anything else
 keeps its traceback: that is a bug. Raise these where user input is validated, never by

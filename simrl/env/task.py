@@ -86,7 +86,7 @@ class TaskHooks:
     def resolved_cfg(self) -> dict[str, Any]:
         """Config fields whose value this env chose at build time (a None default resolved), as
         plain data: a run's saved config records them, so replaying it under other overrides
-        (play on another terrain) builds the same network inputs. Tasks with such fields extend it."""
+        (evaluation on another terrain) builds the same network inputs. Tasks with such fields extend it."""
         return {}
 
     # --- what export and deploy read -----------------------------------------------------------

@@ -1,1 +1,1 @@
-"""Learning: rsl-rl PPO glue, checkpoints, the train/play apps' logic."""
+"""Learning: rsl-rl PPO glue, checkpoints, the train/eval/export apps' logic."""

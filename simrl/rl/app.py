@@ -1,4 +1,6 @@
-"""What train.py, play.py and export.py do, as functions of their (Hydra) config.
+"""What train.py and export.py do, as functions of their (Hydra) config, and what the other
+apps share with them: the env and the policy a checkpoint was trained with (eval.py's metrics
+table is `simrl.rl.evaluation_app`).
 
 Tests and `simrl.api` call these directly. Bad user input raises `simrl.errors` types (the
 apps print those as one line); importing this module registers the task config nodes with
@@ -20,7 +22,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from simrl.config import register_configs
-from simrl.errors import ConfigError, MissingFileError, UnknownNameError
+from simrl.errors import ConfigError, UnknownNameError
 from simrl.registry import make
 from simrl.rl.runner import (
     CheckpointError,
@@ -32,7 +34,6 @@ from simrl.rl.runner import (
     truncate_csv,
 )
 from simrl.sim import resolve_device
-from simrl.terrain import override_terrain
 
 register_configs()
 
@@ -315,126 +316,6 @@ def policy_from_checkpoint(env, checkpoint: str | Path, agent_cfg: dict):
     return policy, ckpt
 
 
-def play_episodes(cfg: DictConfig, default: int) -> int:
-    """Episodes per command: `episodes`, the one setting of both play modes; `num_envs`, its
-    older name from a checkpoint's one-episode-per-env batch, must agree with it."""
-    episodes, num_envs = cfg.get("episodes"), cfg.get("num_envs")
-    if episodes is not None and num_envs is not None and episodes != num_envs:
-        raise ConfigError(f"episodes={episodes} and num_envs={num_envs} disagree: both set the episodes "
-                          f"per command in play; pass only episodes=N")
-    n = next((v for v in (episodes, num_envs) if v is not None), default)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"episodes must be an int >= 1 (per command), got {n!r}")
-    return n
-
-
-def play(cfg: DictConfig) -> list[dict[str, Any]]:
-    """Evaluate a checkpoint on each command of cfg.commands; print and return the figures."""
-    from simrl.rl.evaluate import evaluate
-
-    if cfg.get("policy"):
-        return play_exported(cfg)
-    if not cfg.checkpoint:
-        raise ConfigError("play needs checkpoint=PATH (a model_*.pt file or a run dir) or "
-                          "policy=PATH/policy.onnx")
-    run_cfg = run_dir_config(cfg.checkpoint)
-    run_cfg.device = cfg.device
-    run_cfg.num_envs = play_episodes(cfg, default=64)  # one episode per env and command
-    run_cfg.seed = cfg.seed
-    run_cfg.sim = cfg.sim if cfg.get("sim") else run_cfg.sim
-    overrides = OmegaConf.to_container(cfg.task.cfg, resolve=True) if cfg.get("task") else {}
-    task_cfg = OmegaConf.to_container(run_cfg.task.cfg, resolve=True)
-    if "terrain" in overrides:  # task.cfg.terrain.<field>=... changes the run's own ground
-        overrides["terrain"] = override_terrain(task_cfg.get("terrain"), overrides["terrain"])
-    task_cfg.update(overrides)
-    if not cfg.get("pushes", False) and "push_vel" in task_cfg:
-        task_cfg["push_vel"] = 0.0
-    run_cfg.task.cfg = task_cfg
-    env, _ = build_env(run_cfg)
-    level, kind = cfg.get("terrain_level"), cfg.get("terrain_type")
-    if level is not None or kind is not None:
-        if not hasattr(env, "set_tiles"):
-            raise ConfigError(f"terrain_level/terrain_type need a task on terrain; "
-                              f"{run_cfg.task.name} has none")
-        env.set_tiles(level, kind)
-    policy, ckpt = policy_from_checkpoint(env, cfg.checkpoint, OmegaConf.to_container(run_cfg.agent))
-    print(f"simrl play: {ckpt['path']} (iteration {ckpt.get('iter')}) on {run_cfg.task.name}, "
-          f"{env.num_envs} episodes per command, backend {env.sim.backend}")
-    commands = [tuple(c) for c in cfg.commands] if env.deploy_spec()["tracks_commands"] else [None]
-    if cfg.get("video"):
-        path = record_video(env, policy, commands[0], cfg, video_path(cfg))
-        print(f"simrl play: wrote {path}")
-    if cfg.get("terrain_tiles"):
-        return evaluate_tiles(env, policy, commands[0], cfg.progress)
-    results = []
-    for command in commands:
-        r = evaluate(env, policy, command=command, progress=cfg.progress)
-        r["command"] = list(command) if command else None
-        results.append(r)
-        if command is None:
-            print(f"  return {r['mean_return']:.2f} | episodes ended early "
-                  f"{100 * r['fall_share']:.1f}%{_metrics(env, r)}")
-        else:
-            print(f"  cmd {list(command)}: return {r['mean_return']:.2f} | lin-vel error "
-                  f"{r['lin_vel_error']:.3f} m/s | yaw-rate error {r['yaw_rate_error']:.3f} "
-                  f"rad/s | falls {100 * r['fall_share']:.1f}%{_crossed(r)}")
-    return results
-
-
-def evaluate_tiles(env, policy, command, progress: bool = False) -> list[dict[str, Any]]:
-    """play.py terrain_tiles=true: every terrain type at a medium and the hardest level, under
-    the first command: share of episodes that crossed the tile without a fall, tracking error."""
-    from simrl.rl.evaluate import evaluate
-
-    if getattr(env, "grid", None) is None:
-        raise ConfigError("terrain_tiles=true needs a run on a terrain grid (terrain=rough)")
-    top = env.grid.num_levels - 1
-    results = []
-    print(f"  {'type':<12} {'level':>5} {'crossed':>8} {'falls':>6} {'lin-vel error':>14}  "
-          f"cmd {list(command)}")
-    for kind in env.grid.cfg.types:
-        for level in sorted({top // 2, top}):
-            env.set_tiles(level, kind)
-            r = evaluate(env, policy, command=command, progress=progress)
-            r.update(terrain_type=kind, terrain_level=level, command=list(command))
-            results.append(r)
-            print(f"  {kind:<12} {level:>5} {100 * r['crossed_share']:>7.1f}% {100 * r['fall_share']:>5.1f}% "
-                  f"{r['lin_vel_error']:>10.3f} m/s")
-    return results
-
-
-def _metrics(env, r: dict) -> str:
-    """The task's own episode-end metrics (success, final errors...), as play prints them."""
-    return "".join(f" | {k} {r[k]:.3f}" for k in env.METRIC_TERMS)
-
-
-def _crossed(r: dict) -> str:
-    c = r.get("crossed_share")
-    return "" if c is None or c != c else f" | crossed {100 * c:.1f}%"
-
-
-def sim2sim_conditions(cfg: DictConfig) -> dict[str, Any]:
-    """play.py's test conditions for sim-to-sim: pushes=true with task.cfg.push_vel /
-    push_interval_s, task.cfg.friction=[mu,mu], terrain=<name>, terrain_level/terrain_type."""
-    over = OmegaConf.to_container(cfg.task.cfg, resolve=True) if cfg.get("task") else {}
-    out: dict[str, Any] = {}
-    if cfg.get("pushes"):
-        out["push_vel"] = float(over.get("push_vel", 1.0))
-        out["push_interval_s"] = float(over.get("push_interval_s", 4.0))
-    if "friction" in over:
-        lo, hi = over["friction"]
-        if lo != hi:
-            raise ConfigError("sim-to-sim takes one ground friction: task.cfg.friction=[mu,mu], "
-                              f"got {[lo, hi]}")
-        out["friction"] = float(lo)
-    if over.get("terrain") is not None:
-        out["terrain"] = over["terrain"]
-    level, kind = cfg.get("terrain_level"), cfg.get("terrain_type")
-    if level is not None or kind is not None:
-        out["tile"] = (level if level is not None else 0, kind if kind is not None else 0)
-    return out
-
-
 def _env_for_checkpoint(checkpoint, device="cpu", num_envs=64, seed=0, sim=None, task_cfg=None):
     """The env a checkpoint was trained on (its run's config), rebuilt for evaluation/export."""
     run_cfg = run_dir_config(checkpoint)
@@ -467,75 +348,3 @@ def export(cfg: DictConfig) -> dict[str, Any]:
         report["tensorrt"] = build_tensorrt(report["onnx"], cfg.precision)
         print(f"simrl export: TensorRT {cfg.precision} engine {report['tensorrt']}")
     return report
-
-
-def play_exported(cfg: DictConfig) -> list[dict[str, Any]]:
-    """play.py policy=policy.onnx: the exported policy through simrl.deploy in MuJoCo C."""
-    from simrl.deploy import load_metadata
-    from simrl.rl.sim2sim import run_sim2sim
-
-    path = Path(cfg.policy)
-    if not path.is_file():
-        raise MissingFileError(f"no exported policy at '{path}': pass policy=<run>/export/policy.onnx "
-                               "(export.py writes it)")
-    try:  # reads only the user's file: a failure means it is not a simrl export
-        meta = load_metadata(path)
-    except Exception as e:
-        raise ConfigError(f"'{path}' is not a policy exported by export.py ({type(e).__name__}: {e})") from e
-    if "deploy" not in meta:
-        raise ConfigError(f"'{path}' was exported by an older simrl (no 'deploy' section in its "
-                          "metadata): export the checkpoint again with export.py")
-    tracks = meta["deploy"]["tracks_commands"]
-    commands = [tuple(c) for c in cfg.commands] if tracks else [(0.0, 0.0, 0.0)]
-    episodes = play_episodes(cfg, default=10)
-    print(f"simrl play (sim-to-sim, MuJoCo C + onnxruntime): {cfg.policy} on {meta['task']}, "
-          f"{episodes} episodes per command")
-    results = []
-    conditions = sim2sim_conditions(cfg)
-    if "terrain" in conditions:  # as in play: bare fields change the trained ground
-        conditions["terrain"] = override_terrain(meta["deploy"].get("terrain"), conditions["terrain"])
-    if conditions:
-        print(f"  conditions: {conditions}")
-    for command in commands:
-        r = run_sim2sim(cfg.policy, command=command, episodes=episodes, seed=cfg.seed, **conditions)
-        r["command"] = list(command) if tracks else None  # as play from a checkpoint gives it
-        results.append(r)
-        if tracks:
-            print(f"  cmd {list(command)}: lin-vel error {r['lin_vel_error']:.3f} m/s | yaw-rate "
-                  f"error {r['yaw_rate_error']:.3f} rad/s | falls {100 * r['fall_share']:.1f}%{_crossed(r)}")
-        else:
-            extra = "".join(f" | {k} {r[k]:.3f}" for k in
-                            ("success", "final_pos_error", "final_ori_error", "final_object_error", "lifted")
-                            if k in r)
-            print(f"  mean steps {r['mean_steps']:.1f} | episodes ended early "
-                  f"{100 * r['fall_share']:.1f}%{extra}")
-    return results
-
-
-def video_path(cfg: DictConfig) -> Path:
-    """Where play's video goes: cfg.video_path, else <run dir>/videos/play.mp4."""
-    if cfg.get("video_path"):
-        return Path(cfg.video_path)
-    return latest_checkpoint(cfg.checkpoint).parent / "videos" / "play.mp4"
-
-
-@torch.inference_mode()
-def record_video(env, policy, command, cfg: DictConfig, path: Path) -> Path:
-    """An MP4 of env 0 (and cfg.video_worlds more beside it) under the policy, at `path`."""
-    from simrl.render import Renderer, default_camera, write_video
-
-    env.reset()
-    if command is not None:
-        env.fix_command(command)
-    renderer = Renderer(env.sim, cfg.video_width, cfg.video_height)
-    camera = default_camera(env.sim)
-    extra = list(range(1, min(int(cfg.video_worlds) + 1, env.num_envs)))
-    obs = env.compute_observations()
-    frames = []
-    for _ in range(int(cfg.video_s / env.dt)):
-        obs, *_ = env.step(policy(obs))
-        if command is not None:
-            env.fix_command(command)
-        frames.append(renderer.frame(0, camera, worlds=extra))
-    renderer.close()
-    return write_video(frames, Path(path), fps=1.0 / env.dt)

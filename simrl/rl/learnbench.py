@@ -8,8 +8,8 @@
 
 Each seed trains as `train.py seed=<s> max_iterations=<iterations>` would (any other `key=value`
 is a train override: `task=`, `robot=`, `task.cfg.<field>=`, `agent.<...>=`), saving a checkpoint
-every `eval_every` iterations; each checkpoint is then evaluated exactly as `play.py` evaluates it
-(`simrl.play`: one full episode in each of `eval_envs` envs per command, pushes off, seed 123).
+every `eval_every` iterations; each checkpoint is then evaluated exactly as `eval.py` evaluates it
+(`simrl.evaluate`: one full episode in each of `eval_envs` envs per command, pushes off, seed 123).
 A checkpoint meets the criterion where, on every command, the lin-vel error is at most
 `max_lin_vel_error` m/s (tasks that track commands) and at most `max_fall_share` of episodes end
 by termination (and, if set, the mean return is at least `min_return` and the share of
@@ -91,7 +91,7 @@ class LearnCfg:
     checkout: Path | None = None  # another source tree whose code trains and evaluates
     criterion: Criterion = field(default_factory=Criterion)
     overrides: list[str] = field(default_factory=list)  # train.py overrides
-    commands: list[list[float]] | None = None  # evaluated commands (None: play.py's default)
+    commands: list[list[float]] | None = None  # evaluated commands (None: eval.py's default)
 
     @property
     def checkpoints(self) -> list[int]:
@@ -153,15 +153,18 @@ def parse_args(argv: list[str]) -> LearnCfg:
     return cfg
 
 
-# the code each subprocess runs: the API of the tree on its PYTHONPATH (this one or checkout=)
+# the code each subprocess runs: the API of the tree on its PYTHONPATH (this one or checkout=);
+# a tree older than simrl.evaluate evaluates through its simrl.play, the same function there
 _TRAIN = "import sys, simrl; simrl.train(None, *sys.argv[2:], run_dir=sys.argv[1])"
-_PLAY = ("import json, sys, simrl; c = json.loads(sys.argv[4]); kw = {'commands': c} if c else {}; "
-         "r = simrl.play(sys.argv[1], num_envs=int(sys.argv[2]), progress=False, **kw)"
+_EVALUATE = "evaluate = getattr(simrl, 'evaluate', None) or simrl.play; "
+_EVAL = ("import json, sys, simrl; " + _EVALUATE + "c = json.loads(sys.argv[4]); "
+         "kw = {'commands': c} if c else {}; "
+         "r = evaluate(sys.argv[1], num_envs=int(sys.argv[2]), progress=False, **kw)"
          ".results; open(sys.argv[3], 'w').write(json.dumps(r))")
-# sim-to-sim: export.py's ONNX + policy.json, then play.py policy= (simrl.deploy in MuJoCo C)
-_SIM2SIM = ("import json, sys, simrl; e = simrl.export(sys.argv[1], out_dir=sys.argv[4]); "
+# sim-to-sim: export.py's ONNX + policy.json, then eval.py policy= (simrl.deploy in MuJoCo C)
+_SIM2SIM = ("import json, sys, simrl; " + _EVALUATE + "e = simrl.export(sys.argv[1], out_dir=sys.argv[4]); "
             "c = json.loads(sys.argv[5]); kw = {'commands': c} if c else {}; "
-            "r = simrl.play(str(e.onnx), episodes=int(sys.argv[2]), **kw).results; "
+            "r = evaluate(str(e.onnx), episodes=int(sys.argv[2]), **kw).results; "
             "open(sys.argv[3], 'w').write(json.dumps(r))")
 
 
@@ -232,7 +235,7 @@ def check_manifest(cfg: LearnCfg) -> None:
 
 
 def evaluate_checkpoint(cfg: LearnCfg, ckpt: Path, sim2sim: bool = False) -> list[dict[str, Any]]:
-    """play.py's figures for one checkpoint (sim2sim: of its export, in MuJoCo C through
+    """eval.py's figures for one checkpoint (sim2sim: of its export, in MuJoCo C through
     simrl.deploy), stored beside it (eval_<name>.json, eval_s2s_<name>.json) for reruns."""
     if sim2sim:
         cache = ckpt.with_name(f"eval_s2s_{ckpt.stem}_{cfg.sim2sim_episodes}.json")
@@ -242,7 +245,7 @@ def evaluate_checkpoint(cfg: LearnCfg, ckpt: Path, sim2sim: bool = False) -> lis
         code = _SIM2SIM
     else:
         cache = ckpt.with_name(f"eval_{ckpt.stem}_{cfg.eval_envs}.json")
-        args, code = [str(cfg.eval_envs), str(cache.with_suffix(".part")), json.dumps(cfg.commands)], _PLAY
+        args, code = [str(cfg.eval_envs), str(cache.with_suffix(".part")), json.dumps(cfg.commands)], _EVAL
     if not cache.is_file():
         _python(cfg, code, str(ckpt), *args, log=ckpt.parent / "eval.log")
         os.replace(cache.with_suffix(".part"), cache)

@@ -1,2 +1,2 @@
-"""Around the package: the apps (CLI errors), simrl.train/play/export, gymnasium wrappers,
+"""Around the package: the apps (CLI errors), simrl.train/evaluate/export, gymnasium wrappers,
 notebook, rendering and plots, benchmarks and bench/gpu.sh, packaging."""

@@ -1,4 +1,4 @@
-"""simrl.train / play / export: configs composed as the apps do, plain results."""
+"""simrl.train / evaluate / export: configs composed as the apps do, plain results."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 import simrl
-from simrl.api import hydra_value, overrides_from
+from simrl.api import EvalResult, hydra_value, overrides_from
 from simrl.config import compose
 from simrl.errors import ConfigError
 
@@ -23,7 +23,7 @@ def test_keyword_values_become_the_same_overrides_as_the_command_line():
     assert hydra_value(1e-4) == "0.0001" and hydra_value([1, "a"]) == "[1,'a']"
 
 
-def test_train_play_export_return_plain_results(tmp_path, monkeypatch):
+def test_train_evaluate_export_return_plain_results(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     run = simrl.train("cartpole", device="cpu", num_envs=16, max_iterations=2, progress=False,
                       cfg={"max_angle": 0.3})
@@ -39,17 +39,30 @@ def test_train_play_export_return_plain_results(tmp_path, monkeypatch):
     again = simrl.train("cartpole", device="cpu", num_envs=16, max_iterations=1, progress=False)
     assert again.run_dir != run.run_dir  # two runs in the same second get their own dirs
 
-    played = simrl.play(run.run_dir, num_envs=4, progress=False, cfg={"max_angle": 0.01})
-    assert played.video is None and played.results[0]["fall_share"] == 1.0  # the override applied
+    evaluated = simrl.evaluate(run.run_dir, num_envs=4, progress=False, cfg={"max_angle": 0.01})
+    assert isinstance(evaluated, EvalResult)
+    assert evaluated.results[0]["fall_share"] == 1.0  # the override applied
     exported = simrl.export(run.run_dir, num_envs=4, num_check=20)
     assert exported.onnx.is_file() and exported.json.is_file()
     assert exported.report["max_abs_diff"] < 1e-4
 
     # `episodes` means episodes per command from a checkpoint and from an exported policy alike
-    assert simrl.play(run.run_dir, episodes=3, progress=False).results[0]["episodes"] == 3
-    assert simrl.play(exported.onnx, episodes=2).results[0]["episodes"] == 2
-    assert simrl.play(run.run_dir, num_envs=5, progress=False).results[0]["episodes"] == 5  # older name
+    assert simrl.evaluate(run.run_dir, episodes=3, progress=False).results[0]["episodes"] == 3
+    assert simrl.evaluate(exported.onnx, episodes=2).results[0]["episodes"] == 2
+    assert simrl.evaluate(run.run_dir, num_envs=5, progress=False).results[0]["episodes"] == 5  # older name
     with pytest.raises(ConfigError, match="episodes=3 and num_envs=4 disagree"):
-        simrl.play(run.run_dir, episodes=3, num_envs=4)
+        simrl.evaluate(run.run_dir, episodes=3, num_envs=4)
     with pytest.raises(ConfigError, match="episodes must be an int >= 1"):
-        simrl.play(run.run_dir, episodes=0)
+        simrl.evaluate(run.run_dir, episodes=0)
+
+
+@pytest.mark.parametrize("play", [simrl.play, simrl.api.play])
+def test_play_is_refused_naming_evaluate(play):
+    """simrl.play is refused in one line naming simrl.evaluate (the metrics table) and the viewer."""
+    from simrl.errors import UserError
+
+    with pytest.raises(UserError) as e:
+        play("runs/cartpole/x", episodes=3)
+    assert str(e.value) == ("simrl.play was renamed simrl.evaluate (the metrics table); to watch a "
+                            "policy use simrl-play or simrl.viewer")
+    assert "play" not in simrl.__all__ and "evaluate" in simrl.__all__

@@ -28,7 +28,7 @@ def assert_one_line_error(r: subprocess.CompletedProcess, *fragments: str) -> st
 
 @pytest.fixture(scope="module")
 def cartpole_run(tmp_path_factory):
-    """A one-iteration cartpole run dir (for play/export errors)."""
+    """A one-iteration cartpole run dir (for eval/export errors)."""
     run_dir = tmp_path_factory.mktemp("cli") / "run"
     r = run_app("train.py", "task=cartpole", "device=cpu", "num_envs=8", "max_iterations=1",
                 "progress=false", f"hydra.run.dir={run_dir}")
@@ -54,38 +54,61 @@ def test_train_user_errors(override, fragments, tmp_path):
     assert_one_line_error(r, *fragments)
 
 
-def test_play_and_export_user_errors(cartpole_run, tmp_path):
+def test_eval_and_export_user_errors(cartpole_run, tmp_path):
     junk = tmp_path / "model_1.pt"
     junk.write_bytes(b"this is not a checkpoint")
-    assert_one_line_error(run_app("play.py", f"checkpoint={junk}"), "could not read checkpoint", str(junk))
+    assert_one_line_error(run_app("eval.py", f"checkpoint={junk}"), "could not read checkpoint", str(junk))
     assert_one_line_error(run_app("export.py", f"checkpoint={junk}"), "could not read checkpoint")
-    assert_one_line_error(run_app("play.py", f"checkpoint={cartpole_run}", "num_envs=2", "task.cfg.pushh=1"),
+    assert_one_line_error(run_app("eval.py", f"checkpoint={cartpole_run}", "num_envs=2", "task.cfg.pushh=1"),
                           "unknown CartpoleCfg keys ['pushh']")
 
 
-def test_play_and_export_refuse_missing_inputs_with_user_errors(tmp_path):
+def test_eval_and_export_refuse_missing_inputs_with_user_errors(tmp_path):
     from simrl.config import compose
     from simrl.errors import MissingFileError
-    from simrl.rl.app import export, play
+    from simrl.rl.app import export
+    from simrl.rl.evaluation_app import evaluate_app
     from simrl.rl.runner import CheckpointError
 
-    with pytest.raises(ConfigError, match="play needs checkpoint=PATH"):
-        play(compose("play"))
+    with pytest.raises(ConfigError, match="eval needs checkpoint=PATH"):
+        evaluate_app(compose("eval"))
     with pytest.raises(MissingFileError, match="no exported policy at"):
-        play(compose("play", [f"policy={tmp_path / 'policy.onnx'}"]))
+        evaluate_app(compose("eval", [f"policy={tmp_path / 'policy.onnx'}"]))
     not_onnx = tmp_path / "policy.onnx"
     not_onnx.write_text("not onnx")
     with pytest.raises(ConfigError, match="is not a policy exported by export.py"):
-        play(compose("play", [f"policy={not_onnx}"]))
+        evaluate_app(compose("eval", [f"policy={not_onnx}"]))
     with pytest.raises(CheckpointError, match="no checkpoint or run dir"):
         export(compose("export", [f"checkpoint={tmp_path / 'nope'}"]))
 
 
-def test_play_applies_task_cfg_overrides_without_plus(cartpole_run):
-    r = run_app("play.py", f"checkpoint={cartpole_run}", "num_envs=4", "progress=false",
+def test_eval_applies_task_cfg_overrides_without_plus(cartpole_run):
+    r = run_app("eval.py", f"checkpoint={cartpole_run}", "num_envs=4", "progress=false",
                 "task.cfg.max_angle=0.01")  # the pole falls at once: every episode ends early
     assert r.returncode == 0, r.stderr[-2000:]
+    assert "simrl eval: " in r.stdout and "4 episodes per command" in r.stdout
     assert "episodes ended early 100.0%" in r.stdout
+
+
+def test_play_refuses_the_metrics_table_keys_naming_simrl_eval(capsys):
+    """play shows the robot: a key only the metrics table takes is refused before Hydra runs,
+    in one line that gives the same arguments to the eval command."""
+    r = run_app("play.py", "checkpoint=x", "episodes=3")
+    assert r.returncode in (1, 2), r.stderr[-2000:]
+    last = r.stderr.strip().splitlines()[-1]
+    assert last == ("simrl: error: play shows the robot; the metrics table is simrl-eval: "
+                    "python eval.py checkpoint=x episodes=3"), r.stderr[-2000:]
+    assert_one_line_error(r)
+    from simrl.cli import EVAL_ONLY_KEYS, refuse_eval_keys
+
+    for key in EVAL_ONLY_KEYS:  # the console script's line names simrl-eval, quoting as a shell needs
+        with pytest.raises(SystemExit) as e:
+            refuse_eval_keys(["/usr/bin/simrl-play", "checkpoint=runs/a b", f"+{key}=[[0.5,0,0]]"])
+        assert e.value.code == 1
+        want = f"simrl-eval 'checkpoint=runs/a b' '+{key}=[[0.5,0,0]]'"
+        assert capsys.readouterr().err == ("simrl: error: play shows the robot; the metrics table is "
+                                           f"simrl-eval: {want}\n")
+    refuse_eval_keys(["play.py", "checkpoint=x", "video=true", "--cfg", "job"])  # play's own: passes
 
 
 def test_plot_and_bench_user_errors(tmp_path):

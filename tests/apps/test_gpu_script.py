@@ -28,11 +28,11 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
     assert r.returncode == 0, log[-3000:]
     assert "simrl GPU check: all steps passed" in log
     steps = re.findall(r"^-- (.*): exit 0", log, flags=re.M)
-    assert steps == ["versions", "train quadruped", "play quadruped: tracking, falls, criterion",
-                     "train Menagerie Go1", "play Menagerie Go1: tracking, falls, criterion",
+    assert steps == ["versions", "train quadruped", "eval quadruped: tracking, falls, criterion",
+                     "train Menagerie Go1", "eval Menagerie Go1: tracking, falls, criterion",
                      "PPO iteration shares", "quadruped task, graphs on/off",
                      "launches and syncs per env step",
-                     "train Unitree G1", "play Unitree G1: tracking, falls, criterion",
+                     "train Unitree G1", "eval Unitree G1: tracking, falls, criterion",
                      "learn Franka lift (to 80% success)", "sim layer, graphs on/off",
                      "quadruped task sizes, graphs on/off",
                      "rough-terrain task, graphs on/off"], steps  # learning first, sweeps last
@@ -45,7 +45,7 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
     assert log.count("walking criterion: not met: ") == 3
     assert "graphs on env-steps/s" in log
     assert "quadruped task, random actions, terrain rough" in log
-    # play: the 2-iteration run, 2 episodes (PLAY_ENVS) under each command of configs/play.yaml
+    # eval: the 2-iteration run, 2 episodes (EVAL_ENVS) under each command of configs/eval.yaml
     assert "(iteration 2) on quadruped, 2 episodes per command" in log
     commands = re.findall(r"cmd \[([^]]*)\]: return (\S+) \| lin-vel error (\S+) m/s", log)
     assert [c for c, _, _ in commands[:3]] == ["0.5, 0.0, 0.0", "1.0, 0.0, 0.0", "0.0, 0.0, 0.0"], commands
@@ -63,6 +63,6 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
 def test_gpu_script_reports_failed_steps_and_keeps_going(tmp_path):
     r = _gpu_script(tmp_path, PYTHON="false")  # every python step fails at once
     log = (tmp_path / "gpu.log").read_text()
-    # versions, 3 x (train, play), iteration, task graphs, launches, lift, 3 sweeps
+    # versions, 3 x (train, eval), iteration, task graphs, launches, lift, 3 sweeps
     assert r.returncode == 14, log
     assert "14 step(s) failed: versions (exit 1)" in log

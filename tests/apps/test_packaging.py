@@ -99,6 +99,10 @@ print(json.dumps({"simrl": simrl.__file__, "envs": simrl.envs.__file__, "assets"
     r = _run([str(site / "bin" / "simrl-train"), "task=cartpole", "num_envs=8", "max_iterations=1",
               "progress=false", "hydra.run.dir=run2"], cwd=work, env=env)
     assert (work / "run2" / "model_1.pt").is_file() and (work / "run2" / "train.log").is_file(), r.stdout
-    r = subprocess.run([str(site / "bin" / "simrl-play"), "checkpoint=nowhere"], cwd=work, env=env,
+    r = subprocess.run([str(site / "bin" / "simrl-eval"), "checkpoint=nowhere"], cwd=work, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and r.stderr.startswith("simrl: error:"), r.stderr[-2000:]
+    r = subprocess.run([str(site / "bin" / "simrl-play"), "checkpoint=nowhere", "episodes=3"], cwd=work,
+                       env=env, capture_output=True, text=True, timeout=300)
+    refused = r.stderr.endswith("the metrics table is simrl-eval: simrl-eval checkpoint=nowhere episodes=3\n")
+    assert r.returncode == 1 and refused, r.stderr[-2000:]

@@ -55,12 +55,12 @@ def test_stairs_terrain_starts_episodes_on_the_tiles_platform(quad_export, tmp_p
     assert np.isnan(flat["crossed_share"])  # no grid, no crossing figure
 
 
-def test_play_options_become_sim2sim_conditions(quad_export):
+def test_eval_options_become_sim2sim_conditions(quad_export):
     _, report = quad_export
     meta = json.loads(Path(report["json"]).read_text())
-    from simrl.rl.app import sim2sim_conditions
+    from simrl.rl.evaluation_app import sim2sim_conditions
 
-    cfg = compose_config("play", f"policy={report['onnx']}", "pushes=true", "task.cfg.push_vel=1.0",
+    cfg = compose_config("eval", f"policy={report['onnx']}", "pushes=true", "task.cfg.push_vel=1.0",
                          "task.cfg.push_interval_s=4", "task.cfg.friction=[0.3,0.3]", "terrain=stairs")
     got = sim2sim_conditions(cfg)
     assert got["push_vel"] == 1.0 and got["push_interval_s"] == 4.0 and got["friction"] == 0.3

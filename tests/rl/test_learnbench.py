@@ -71,7 +71,7 @@ def test_worst_and_median_never_hide_a_nan():
 
 def test_tiny_cartpole_run_fails_then_passes_and_plots(tmp_path, capsys):
     """2 seeds x 2 iterations of cartpole really train and evaluate (in subprocesses, as
-    play.py does): the pole falls in every episode, so the default criterion is missed; a
+    eval.py does): the pole falls in every episode, so the default criterion is missed; a
     criterion that tolerates every fall is met at the first checkpoint, from the stored runs
     and evaluations (nothing retrained or re-evaluated). The CSV draws through simrl.plot; the
     exported policy runs sim-to-sim; a rerun with other training settings is refused."""

@@ -294,13 +294,13 @@ def test_an_experiment_file_is_one_override_over_the_task_and_terrain():
 
 def test_a_run_records_what_the_env_chose_and_replays_on_another_ground(tmp_path):
     """height_scan_size None is resolved by the terrain (one point on a plane): the run's config
-    records the resolved size, so playing the checkpoint on stairs builds the same critic."""
+    records the resolved size, so evaluating the checkpoint on stairs builds the same critic."""
     import simrl
 
     run = simrl.train("quadruped", "max_iterations=1", "num_envs=8", device="cpu", progress=False,
                       run_dir=tmp_path / "flat")
     saved = (tmp_path / "flat" / "config.yaml").read_text()
     assert "height_scan_size:\n    - 0.0\n    - 0.0" in saved, saved
-    results = simrl.play(run.run_dir, "terrain=stairs", "num_envs=2", "task.cfg.episode_length_s=1.2",
-                         progress=False).results
+    results = simrl.evaluate(run.run_dir, "terrain=stairs", "num_envs=2", "task.cfg.episode_length_s=1.2",
+                             progress=False).results
     assert len(results) == 3 and all(r["episodes"] == 2 for r in results)

@@ -367,7 +367,7 @@ def test_foot_clearance_charges_the_shortfall_of_each_landing_swing():
 
 
 def test_a_bare_terrain_field_overrides_the_runs_ground_and_a_named_ground_replaces_it():
-    """play.py checkpoint=<rough run> task.cfg.terrain.border=5 evaluates the run's grid with a
+    """eval.py checkpoint=<rough run> task.cfg.terrain.border=5 evaluates the run's grid with a
     5 m border, not a plane with one (a dict of fields without a name alone is a plane)."""
     from simrl.terrain import override_terrain
 
