@@ -15,7 +15,7 @@ TASKS = {"simrl.envs": "envs"}
 
 packages = find_packages(include=["simrl", "simrl.*"])
 packages += ["simrl.envs", *(f"simrl.envs.{p}" for p in find_packages(where="envs"))]
-package_data = {"simrl": ["py.typed"]}
+package_data = {"simrl": ["py.typed"], "simrl.zoo": ["index.yaml", "*/policy.onnx", "*/policy.json"]}
 for package, folder in DATA.items():
     for sub in ["", *(f".{name}" for name in find_namespace_packages(where=folder))]:
         packages.append(package + sub)

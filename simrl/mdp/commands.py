@@ -106,7 +106,8 @@ class VelocityCommand:
         self.heading_mode = False
 
     def deploy_facts(self, env: Any) -> dict[str, Any]:
-        return {"tracks_commands": True}
+        """Tracked; the trained ranges (a viewer or joystick keeps commands inside them)."""
+        return {"tracks_commands": True, "command_ranges": [[float(lo), float(hi)] for lo, hi in self.ranges]}
 
 
 class PoseCommand:

@@ -162,9 +162,17 @@ def train(cfg: DictConfig, run_dir: str | Path) -> Trainer:
     ranks = f" | rank {rank} of {world}" if world > 1 else ""
     print(f"simrl: {cfg.task.name} | {env.num_envs} envs | backend {env.sim.backend} on "
           f"{env.device} | {iterations} iterations | run dir {run_dir}{ranks}")
+    viewer = None
+    if cfg.get("viewer") and rank == 0:  # reads world 0 beside the run; changes nothing it computes
+        from simrl.viewer.attach import watch_training
+
+        viewer = watch_training(env, port=int(cfg.get("viewer_port", 8080)),
+                                rate_hz=float(cfg.get("viewer_hz", 10)))
     try:
         trainer.learn(int(iterations), progress=cfg.progress, max_minutes=cfg.get("max_minutes"))
     finally:
+        if viewer is not None:
+            viewer.close()
         if writer is not None:
             if trainer.iteration:
                 writer.save_model(str(latest_checkpoint(run_dir)), trainer.iteration)

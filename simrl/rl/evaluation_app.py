@@ -3,8 +3,8 @@ exported policy, as a function of its (Hydra) config, configs/eval.yaml.
 
 From a checkpoint, the run's env under the run's config with the evaluation overrides, one
 episode per env under each command; from an exported policy.onnx, sim-to-sim through
-simrl.deploy in MuJoCo C. Bad user input raises `simrl.errors` types. `record_video` and
-`video_path` write an MP4 of a policy for play.py's `video=true`.
+simrl.deploy in MuJoCo C. Bad user input raises `simrl.errors` types. (Watching a policy, and its
+clips, is simrl-play: simrl.viewer.)
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import torch
 from omegaconf import DictConfig, OmegaConf
 
 from simrl.errors import ConfigError, MissingFileError
 from simrl.rl.app import build_env, policy_from_checkpoint, run_dir_config
-from simrl.rl.runner import latest_checkpoint
 from simrl.terrain import override_terrain
 
 
@@ -179,33 +177,3 @@ def evaluate_exported(cfg: DictConfig) -> list[dict[str, Any]]:
             print(f"  mean steps {r['mean_steps']:.1f} | episodes ended early "
                   f"{100 * r['fall_share']:.1f}%{extra}")
     return results
-
-
-def video_path(cfg: DictConfig) -> Path:
-    """Where play's video goes: cfg.video_path, else <run dir>/videos/play.mp4."""
-    if cfg.get("video_path"):
-        return Path(cfg.video_path)
-    return latest_checkpoint(cfg.checkpoint).parent / "videos" / "play.mp4"
-
-
-@torch.inference_mode()
-def record_video(env, policy, command, cfg: DictConfig, path: Path) -> Path:
-    """An MP4 of env 0 (and cfg.video_worlds more beside it) under the policy, at `path`:
-    cfg.video_s seconds of cfg.video_width x cfg.video_height frames, `command` pinned."""
-    from simrl.render import Renderer, default_camera, write_video
-
-    env.reset()
-    if command is not None:
-        env.fix_command(command)
-    renderer = Renderer(env.sim, cfg.video_width, cfg.video_height)
-    camera = default_camera(env.sim)
-    extra = list(range(1, min(int(cfg.video_worlds) + 1, env.num_envs)))
-    obs = env.compute_observations()
-    frames = []
-    for _ in range(int(cfg.video_s / env.dt)):
-        obs, *_ = env.step(policy(obs))
-        if command is not None:
-            env.fix_command(command)
-        frames.append(renderer.frame(0, camera, worlds=extra))
-    renderer.close()
-    return write_video(frames, Path(path), fps=1.0 / env.dt)

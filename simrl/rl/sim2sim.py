@@ -104,6 +104,43 @@ def controller_limits(meta: dict[str, Any], m: mujoco.MjModel, read: Readings, *
                                      "joint_index": np.array(index), **overrides})
 
 
+def free_root(m: mujoco.MjModel, meta: dict[str, Any]) -> tuple[int | None, int | None]:
+    """(qpos address, dof address) of the robot's free root joint; (None, None) for a fixed base
+    (an arm's root body has no joint) or a policy exported without a robot config."""
+    robot = meta.get("robot")
+    if not robot:
+        return None, None
+    root = m.body(robot["config"]["root_body"])
+    if root.jntnum[0] >= 1 and m.jnt_type[root.jntadr[0]] == mujoco.mjtJoint.mjJNT_FREE:
+        return int(m.jnt_qposadr[root.jntadr[0]]), int(m.jnt_dofadr[root.jntadr[0]])
+    return None, None
+
+
+def start_episode(m: mujoco.MjModel, d: mujoco.MjData, read: Readings, reset: dict[str, Any],
+                  rng: np.random.Generator, key: int = -1) -> None:
+    """Reset `d` to the keyframe (or the model's default) and draw the training reset's spread
+    (policy.json's `deploy.reset`): joint scale and noise within the joints' ranges, qpos noise,
+    each free object placed in its spawn box."""
+    if key >= 0:
+        mujoco.mj_resetDataKeyframe(m, d, key)
+    else:
+        mujoco.mj_resetData(m, d)
+    if "joint_scale" in reset:
+        d.qpos[read.qpos] *= rng.uniform(*reset["joint_scale"])
+    if "qpos_noise" in reset:
+        s = reset["qpos_noise"]
+        d.qpos[:] += rng.uniform(-s, s, m.nq)
+    if "joint_noise" in reset:  # as training: within the joints' ranges
+        s = reset["joint_noise"]
+        q = d.qpos[read.qpos] + rng.uniform(-s, s, len(read.qpos))
+        jnt = [int(m.dof_jntid[v]) for v in read.dof]
+        lo, hi = m.jnt_range[jnt].T
+        d.qpos[read.qpos] = np.where(m.jnt_limited[jnt].astype(bool), np.clip(q, lo, hi), q)
+    for obj in reset.get("objects", []):  # a free body placed in its spawn box (base frame xy)
+        q = int(m.jnt_qposadr[m.body(obj["body"]).jntadr[0]])
+        d.qpos[q : q + 2] = [rng.uniform(*obj["x"]), rng.uniform(*obj["y"])]
+
+
 def run_sim2sim(
     onnx_path: str | Path,
     command=(0.5, 0.0, 0.0),
@@ -149,20 +186,12 @@ def run_sim2sim(
     steps = int(round(spec["episode_length_s"] / period))
     settle = int(settle_s / period)
     key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, spec["keyframe"]) if spec.get("keyframe") else -1
-    robot = meta.get("robot")
-    root_qpos = None
-    if robot:  # a floating base only: an arm's root body has no joint (jntadr -1)
-        root = m.body(robot["config"]["root_body"])
-        if root.jntnum[0] >= 1 and m.jnt_type[root.jntadr[0]] == mujoco.mjtJoint.mjJNT_FREE:
-            root_qpos = int(m.jnt_qposadr[root.jntadr[0]])
+    root_qpos, root_dof = free_root(m, meta)
     term = spec["termination"]
     bodies = [m.body(b).id for b in term.get("contact_bodies", [])]
     tracks = spec["tracks_commands"]
     reset = spec.get("reset", {})
     push_every = max(1, round(push_interval_s / period))
-    root_dof = None
-    if root_qpos is not None:
-        root_dof = int(m.jnt_dofadr[m.body(robot["config"]["root_body"]).jntadr[0]])
     if push_vel and root_dof is None:
         raise ValueError("pushes need a floating base (a policy exported with a robot config)")
     if (terrain is not None or grid is not None) and root_qpos is None:
@@ -172,24 +201,7 @@ def run_sim2sim(
     success = Success(spec["success"], period) if spec.get("success") else None
     steps_run, lin_errs, yaw_errs, falls, crossed, faults = [], [], [], [], [], []
     for episode in range(episodes):
-        if key >= 0:
-            mujoco.mj_resetDataKeyframe(m, d, key)
-        else:
-            mujoco.mj_resetData(m, d)
-        if "joint_scale" in reset:
-            d.qpos[read.qpos] *= rng.uniform(*reset["joint_scale"])
-        if "qpos_noise" in reset:
-            s = reset["qpos_noise"]
-            d.qpos[:] += rng.uniform(-s, s, m.nq)
-        if "joint_noise" in reset:  # as training: within the joints' ranges
-            s = reset["joint_noise"]
-            q = d.qpos[read.qpos] + rng.uniform(-s, s, len(read.qpos))
-            jnt = [int(m.dof_jntid[v]) for v in read.dof]
-            lo, hi = m.jnt_range[jnt].T
-            d.qpos[read.qpos] = np.where(m.jnt_limited[jnt].astype(bool), np.clip(q, lo, hi), q)
-        for obj in reset.get("objects", []):  # a free body placed in its spawn box (base frame xy)
-            q = int(m.jnt_qposadr[m.body(obj["body"]).jntadr[0]])
-            d.qpos[q : q + 2] = [rng.uniform(*obj["x"]), rng.uniform(*obj["y"])]
+        start_episode(m, d, read, reset, rng, key)
         target = sample_target(target_spec, rng) if target_spec else None
         if success:
             success.reset(target)

@@ -65,6 +65,8 @@ def test_the_wheel_ships_every_module_asset_and_config(wheel):
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert tops == {"simrl"}, f"the wheel claims top-level names besides simrl: {sorted(tops)}"
     assert "simrl/py.typed" in names
+    zoo = {f"simrl/zoo/{f}" for f in _files(ROOT / "simrl" / "zoo") if not f.endswith(".py")}
+    assert "simrl/zoo/index.yaml" in zoo and zoo <= names, sorted(zoo - names)  # the shipped policies
     assert not any(n.startswith(("tests/", "assets/", "configs/")) for n in names)
 
 
