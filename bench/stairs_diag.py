@@ -8,7 +8,7 @@ Prints, for a quadruped checkpoint in its training sim (32 envs, no pushes):
   on the ground reads its sphere's radius);
 - in the 0.10 m box pit of `terrain=stairs` at 0.5 m/s: each env's farthest distance from its
   start while upright, falls, and crossings (past half a tile, no fall).
-Figures in docs/results.md ("Fifth session").
+Figures in docs/results.md ("Quadruped (primitive), rough terrain").
 """
 
 from __future__ import annotations
