@@ -27,12 +27,14 @@ def _imu_frame(env: LocomotionEnv):
                    "doc": "base linear velocity (m/s) in the IMU frame: a state estimator's output"},
              mirror=lambda env: mirror.vector(_imu_frame(env)))
 def base_lin_vel(env: LocomotionEnv) -> torch.Tensor:
+    """The base's linear velocity in the IMU frame (N, 3), m/s."""
     return env.base_lin_vel_b
 
 
 @observation(read={"reading": "gyro", "doc": "IMU angular velocity (rad/s), in the IMU frame"},
              mirror=lambda env: mirror.axial(_imu_frame(env)))
 def base_ang_vel(env: LocomotionEnv) -> torch.Tensor:
+    """The base's angular velocity in the IMU frame (N, 3), rad/s, plus the episode's gyro bias."""
     return env.base_ang_vel_b + env.gyro_bias
 
 
@@ -40,23 +42,27 @@ def base_ang_vel(env: LocomotionEnv) -> torch.Tensor:
                    "doc": "IMU orientation, quaternion wxyz (or 'gravity': unit gravity in the IMU frame)"},
              mirror=lambda env: mirror.vector(_imu_frame(env)))
 def projected_gravity(env: LocomotionEnv) -> torch.Tensor:
+    """Unit gravity in the IMU frame (N, 3), plus the episode's gravity bias."""
     return env.gravity_b + env.gravity_bias
 
 
 @observation(read={"reading": "command", "doc": "[forward m/s, lateral m/s, yaw rate rad/s]"},
              mirror=lambda env: mirror.velocity_command())
 def command(env: LocomotionEnv) -> torch.Tensor:
+    """The velocity command (N, 3): forward m/s, lateral m/s, yaw rate rad/s."""
     return env.commands
 
 
 @observation(read={"reading": "foot_contact", "doc": "foot contact flags, in the robot config's feet order"},
              mirror=lambda env: (env.robot_mirror[2], np.ones(env.feet.numel())))
 def foot_contact(env: LocomotionEnv) -> torch.Tensor:
+    """1 where a foot touches the ground, 0 where not (N, feet), in the robot config's feet order."""
     return env.contact.float()
 
 
 @observation(mirror=lambda env: mirror.same(1))  # privileged: the critic's
 def ground_friction(env: LocomotionEnv) -> torch.Tensor:
+    """The episode's ground friction coefficient (N, 1)."""
     return env.mu
 
 

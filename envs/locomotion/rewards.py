@@ -16,45 +16,61 @@ if TYPE_CHECKING:
 
 # --- reward terms: f(env) -> (N,), weighted by name from the config ----------------------------
 def alive(env: LocomotionEnv) -> torch.Tensor:
+    """1 each step (N,): staying up earns it (weight it positive)."""
     return torch.ones(env.num_envs, device=env.device)
 
 
 def track_lin_vel(env: LocomotionEnv) -> torch.Tensor:
+    """exp(-|command_xy - v_xy|^2 / `tracking_sigma`): the base's planar velocity (IMU frame)
+    tracking the command, in (0, 1]."""
     err = (env.commands[:, :2] - env.base_lin_vel_b[:, :2]).square().sum(dim=1)
     return torch.exp(-err / env.cfg.tracking_sigma)
 
 
 def track_yaw_rate(env: LocomotionEnv) -> torch.Tensor:
+    """exp(-(command_yaw - w_z)^2 / `tracking_sigma`): the base's yaw rate tracking the command,
+    in (0, 1]."""
     err = (env.commands[:, 2] - env.base_ang_vel_b[:, 2]).square()
     return torch.exp(-err / env.cfg.tracking_sigma)
 
 
 def lin_vel_z(env: LocomotionEnv) -> torch.Tensor:
+    """Squared vertical velocity of the base (IMU frame), (m/s)^2 (weight it negative)."""
     return env.base_lin_vel_b[:, 2].square()
 
 
 def ang_vel_xy(env: LocomotionEnv) -> torch.Tensor:
+    """Squared roll and pitch rates of the base (IMU frame), summed (weight it negative)."""
     return env.base_ang_vel_b[:, :2].square().sum(dim=1)
 
 
 def orientation(env: LocomotionEnv) -> torch.Tensor:
+    """Squared horizontal components of gravity in the IMU frame, summed: 0 level, more as the
+    base tilts (weight it negative)."""
     return env.gravity_b[:, :2].square().sum(dim=1)
 
 
 def torques(env: LocomotionEnv) -> torch.Tensor:
+    """Squared actuator forces, summed (weight it negative)."""
     return env.sim.actuator_force.float().square().sum(dim=1)
 
 
 def joint_acc(env: LocomotionEnv) -> torch.Tensor:
+    """Squared joint accelerations (the velocity change over one control step), summed (weight
+    it negative)."""
     return ((env.joint_vel - env.last_joint_vel) / env.dt).square().sum(dim=1)
 
 
 def joint_limits(env: LocomotionEnv) -> torch.Tensor:
+    """How far the joints are outside the middle 90% of their ranges (rad), summed: 0 inside
+    (weight it negative)."""
     q = env.joint_pos
     return ((env.soft_lo - q).clamp(min=0) + (q - env.soft_hi).clamp(min=0)).sum(dim=1)
 
 
 def non_foot_contact(env: LocomotionEnv) -> torch.Tensor:
+    """How many of the robot config's `penalize_contacts` bodies touch something (force
+    above 0.1 N) (weight it negative)."""
     if not env.penalized.numel():
         return torch.zeros(env.num_envs, device=env.device)
     return (env.sim.contact_force(env.penalized).norm(dim=-1) > 0.1).float().sum(dim=1)

@@ -51,7 +51,7 @@ class RobotCfg:
     first pattern that fully matches wins; every joint must match one).
     """
 
-    name: str
+    name: str  # the robot's name (a yaml file without one takes its file name)
     source: str  # a path (relative to assets/ or absolute) or menagerie:<robot>[/<entry>]
     # the base: a floating base has a free joint (it gives the base pose and velocity); a body
     # without one is a fixed base (an arm's mounting link)
@@ -84,10 +84,10 @@ class RobotCfg:
     # sites the MJCF lacks, added on its MjSpec (vendor XML is never edited): {name: {body: <a
     # body of the MJCF>, pos: [x, y, z] in the body's frame (default 0), quat: [w, x, y, z]}}
     sites: dict[str, dict[str, Any]] = field(default_factory=dict)
-    # deploy: the |joint velocity| limits (rad/s) the controller enforces (None: unchecked), and
-    # the robot's motor table for its middleware: {layout: unitree_go | unitree_hg, order: [the
-    # joint of motor 0, motor 1, ...]} (None: no low-level interface known)
+    # deploy: the |joint velocity| limits (rad/s) the controller enforces (None: unchecked)
     velocity_limit: PerJoint = None
+    # deploy: the robot's motor table for its middleware: {layout: unitree_go | unitree_hg, order:
+    # [the joint of motor 0, motor 1, ...]} (None: no low-level interface known)
     motors: dict[str, Any] | None = None
     # left-right side markers in joint and body names, e.g. {left_: right_}: the mirror image
     # symmetry augmentation trains on (simrl.mirror); None: the robot has no mirror

@@ -1,0 +1,1 @@
+"""The documentation: the site builds, its commands run, the generated reference is current."""
