@@ -73,8 +73,8 @@ def export(run: str, *overrides: str, **values):
 
 
 # gymnasium ids (simrl/Quadruped-v0, ...) exist after `import simrl`; registering loads no task
-from simrl.registry import register_gymnasium  # noqa: E402
+from simrl.registry import register_gymnasium, register_task  # noqa: E402
 
 register_gymnasium()
 
-__all__ = ["ASSETS", "CONFIGS", "ROOT", "__version__", "evaluate", "export", "make", "train"]
+__all__ = ["ASSETS", "CONFIGS", "ROOT", "__version__", "evaluate", "export", "make", "register_task", "train"]

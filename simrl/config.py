@@ -34,12 +34,21 @@ def register_configs() -> None:
     """Store task_cfg/<task> (every field of the task's config dataclass) with Hydra."""
     from hydra.core.config_store import ConfigStore
 
-    from simrl.registry import TASKS, task_classes
+    from simrl.registry import TASKS, load_user_tasks, task_classes
 
+    load_user_tasks()
     store = ConfigStore.instance()
     for task in TASKS:
         _, cfg_cls = task_classes(task)
-        store.store(group=GROUP, name=task, node=_open_node(dataclasses.asdict(cfg_cls())))
+        fields = dataclasses.asdict(cfg_cls())
+        store.store(group=GROUP, name=task, node=_open_node(fields))
+        if not (CONFIGS / "task" / f"{task}.yaml").is_file():  # a task registered from outside
+            node = OmegaConf.create({"task": {"name": task, "num_envs": {"cpu": 256, "cuda": 4096},
+                                              "max_iterations": {"cpu": 100, "cuda": 300}}})
+            node.task.cfg = _open_node(fields)
+            critic = "critic" if "critic" in (fields.get("observations") or {}) else "policy"
+            node.agent = {"obs_groups": {"actor": ["policy"], "critic": [critic]}}
+            store.store(group="task", name=task, node=node, package="_global_")
     store.store(group=GROUP, name="overrides", node=_open_node({}))
 
 

@@ -27,6 +27,33 @@ def _load(ref: str):
     return getattr(importlib.import_module(module), name)
 
 
+def register_task(name: str, cfg: str, env: str = "simrl.env:EnvBatch", gym_id: str | None = None) -> None:
+    """Add a task defined outside simrl: `cfg` and `env` as "module:Class" (the env defaults to
+    the library's EnvBatch, so a task can be its config class alone). The apps find it by name
+    once its module is imported: `SIMRL_TASKS=my_module simrl-train task=<name>`."""
+    if name in TASKS and TASKS[name][1] != cfg:
+        raise ConfigError(f"task '{name}' already exists ({TASKS[name][1]}): pick another name")
+    TASKS[name] = (env, cfg, gym_id or f"simrl/{name.title().replace('_', '')}-v0")
+
+
+def load_user_tasks() -> list[str]:
+    """Import the modules named in SIMRL_TASKS (comma-separated; the working directory is on the
+    path), which call `register_task`; their names, for the apps' config composition."""
+    import os
+    import sys
+
+    names = [m.strip() for m in os.environ.get("SIMRL_TASKS", "").split(",") if m.strip()]
+    if names and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for module in names:
+        try:
+            importlib.import_module(module)
+        except ImportError as e:
+            raise ConfigError(f"SIMRL_TASKS names '{module}', which does not import ({e}): give a "
+                              "module on the path or in the working directory, without .py") from e
+    return names
+
+
 def task_classes(task: str) -> tuple[type[EnvBatch], type]:
     """(env class, config class) of `task`; an unknown name lists the valid ones."""
     if task not in TASKS:

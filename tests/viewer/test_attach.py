@@ -12,7 +12,8 @@ from tests.viewer.browser import free_port, page
 
 def _weights(run_dir):
     ckpt = torch.load(sorted(run_dir.glob("model_*.pt"))[-1], map_location="cpu", weights_only=False)
-    return {f"{part}.{k}": v for part in ("actor_state_dict", "critic_state_dict") for k, v in ckpt[part].items()}
+    parts = ("actor_state_dict", "critic_state_dict")
+    return {f"{part}.{k}": v for part in parts for k, v in ckpt[part].items()}
 
 
 def test_a_watched_run_trains_bit_identically(tmp_path):
