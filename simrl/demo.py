@@ -38,7 +38,7 @@ def parse(argv: list[str]) -> dict[str, Any]:
 
 
 def run(args: dict[str, Any]) -> Any:
-    from simrl import zoo
+    import simrl.zoo as zoo
     from simrl.viewer.launch import has_display
     from simrl.viewer.sources import DeploySource
 
