@@ -35,7 +35,7 @@ def frames(policy: str = "unitree_go1", seconds: float = 10.0) -> None:
     from tests.viewer.browser import free_port, page
 
     for worlds in (1, 16):
-        v = WebViewer(DeploySource(zoo.policy_path(policy), worlds=worlds), port=free_port(), realtime=False)
+        v = WebViewer(DeploySource(zoo.policy_path(policy), num_envs=worlds), port=free_port(), realtime=False)
         with page() as pg:
             pg.goto(v.url)
             pg.wait_for_timeout(3000)

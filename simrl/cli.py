@@ -18,7 +18,7 @@ from simrl.paths import CONFIGS
 
 # keys of the metrics table (configs/eval.yaml) that play does not take: given to play they
 # mean the evaluation, so play refuses them naming the eval command
-EVAL_ONLY_KEYS = ("episodes", "num_envs", "commands", "pushes", "terrain_tiles", "terrain_level",
+EVAL_ONLY_KEYS = ("episodes", "commands", "pushes", "terrain_tiles", "terrain_level",
                   "terrain_type")
 
 

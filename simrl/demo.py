@@ -3,7 +3,7 @@ keyboard, with no training and no GPU. `simrl-demo robot=<name>` picks another s
 with no display (or `gif=<path>`) it writes a GIF and says where.
 
     simrl-demo                          # Go1 trotting at http://localhost:8080
-    simrl-demo robot=quadruped worlds=4
+    simrl-demo robot=quadruped num_envs=4
     simrl-demo gif=go1.gif seconds=4
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from simrl.errors import ConfigError, exit_on_user_error
 
-DEFAULTS: dict[str, Any] = {"robot": "unitree_go1", "worlds": 1, "port": 8080, "host": "127.0.0.1",
+DEFAULTS: dict[str, Any] = {"robot": "unitree_go1", "num_envs": 1, "port": 8080, "host": "127.0.0.1",
                             "viewer": "auto", "gif": None, "seconds": None, "command": None}
 VIEWERS = ("auto", "web", "native", "gif")
 
@@ -45,14 +45,14 @@ def run(args: dict[str, Any]) -> Any:
     t0 = time.perf_counter()
     card = zoo.card(str(args["robot"]))
     command = args["command"] or card.get("demo_command", [0.5, 0.0, 0.0])
-    worlds = int(args["worlds"])
+    worlds = int(args["num_envs"])
     if worlds < 1:
-        raise ConfigError(f"worlds must be >= 1, got {worlds}")
+        raise ConfigError(f"num_envs must be >= 1, got {worlds}")
     viewer = args["viewer"]
     if viewer == "auto":
         viewer = "gif" if args["gif"] or not has_display() else "web"
     print(f"simrl demo: {args['robot']}: {card['summary']}")
-    source = DeploySource(zoo.policy_path(args["robot"]), worlds=worlds, command=command)
+    source = DeploySource(zoo.policy_path(args["robot"]), num_envs=worlds, command=command)
     if viewer == "gif":
         from simrl.viewer.record import record
 

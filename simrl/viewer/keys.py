@@ -21,11 +21,11 @@ KEYS: dict[str, tuple[str, object]] = {
     "P": ("pause", None),
     "N": ("step", None),  # one control step while paused
     "R": ("reset", None),
-    "F": ("follow", +1),  # follow the next world
+    "F": ("follow", +1),  # follow the next env
 }
 
 HELP = ("I/K forward/back, J/L turn, U/O sideways, space stop, P pause, N step, R reset, "
-        "F next world")
+        "F next env")
 
 
 @dataclass

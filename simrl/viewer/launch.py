@@ -46,12 +46,12 @@ def make_source(cfg: DictConfig) -> tuple[Any, str]:
     """(viewer source, a line saying what runs) for cfg.checkpoint or cfg.policy."""
     from simrl.viewer.sources import DeploySource, EnvSource
 
-    worlds = int(cfg.worlds)
+    worlds = int(cfg.num_envs)
     if worlds < 1:
-        raise ConfigError(f"worlds must be >= 1, got {worlds}")
-    if not 0 <= int(cfg.world) < worlds:
-        raise ConfigError(f"world={cfg.world} is past the {worlds} worlds shown (worlds={worlds}): "
-                          f"pick 0-{worlds - 1} or raise worlds")
+        raise ConfigError(f"num_envs must be >= 1, got {worlds}")
+    if not 0 <= int(cfg.env) < worlds:
+        raise ConfigError(f"env={cfg.env} is past the {worlds} envs shown (num_envs={worlds}): "
+                          f"pick 0-{worlds - 1} or raise num_envs")
     command = list(cfg.command)
     if cfg.get("policy") and cfg.get("checkpoint"):
         raise ConfigError("pass checkpoint=<run> (the training env) or policy=<policy.onnx> (the "
@@ -60,7 +60,7 @@ def make_source(cfg: DictConfig) -> tuple[Any, str]:
         meta = exported_meta(cfg.policy)
         check_robot((meta.get("robot") or {}).get("name", meta.get("task")), cfg,
                     f"policy '{cfg.policy}'")
-        source = DeploySource(cfg.policy, worlds=worlds, seed=int(cfg.seed), command=command)
+        source = DeploySource(cfg.policy, num_envs=worlds, seed=int(cfg.seed), command=command)
         return source, f"{cfg.policy} ({meta['task']}) through simrl.deploy in MuJoCo C"
     if not cfg.get("checkpoint"):
         raise ConfigError("play needs checkpoint=PATH (a run dir or model_*.pt) or "
@@ -95,7 +95,7 @@ def play(cfg: DictConfig) -> Any:
         raise ConfigError("viewer=native needs a display (DISPLAY is unset): use viewer=web and open "
                           "the printed address in a browser, or video=true for a clip")
     source, what = make_source(cfg)
-    print(f"simrl play: {what}, {source.num_worlds} world(s)")
+    print(f"simrl play: {what}, {source.num_worlds} env(s)")
     if cfg.get("video"):
         from simrl.viewer.record import record
 
@@ -107,7 +107,7 @@ def play(cfg: DictConfig) -> Any:
     if cfg.viewer == "native":
         from simrl.viewer.native import run_native
 
-        return run_native(source, seconds=cfg.get("seconds"), follow=int(cfg.world))
+        return run_native(source, seconds=cfg.get("seconds"), follow=int(cfg.env))
     return serve(source, cfg)
 
 
@@ -123,7 +123,7 @@ def serve(source: Any, cfg: DictConfig) -> Any:
     """The browser viewer until Ctrl+C (or cfg.seconds)."""
     from simrl.viewer.web import WebViewer
 
-    viewer = WebViewer(source, port=int(cfg.port), host=str(cfg.host), follow=int(cfg.world))
+    viewer = WebViewer(source, port=int(cfg.port), host=str(cfg.host), follow=int(cfg.env))
     print(f"simrl play: open {viewer.url} in a browser (Ctrl+C stops)")
     if cfg.get("open_browser") and has_display():
         import webbrowser

@@ -76,15 +76,16 @@ class EnvSource:
 
 
 class DeploySource:
-    """`worlds` simulated robots, each under the deploy controller running `policy.onnx`."""
+    """`num_envs` simulated robots, each under the deploy controller running `policy.onnx`."""
 
-    def __init__(self, onnx_path: str | Path, worlds: int = 1, seed: int = 0,
+    def __init__(self, onnx_path: str | Path, num_envs: int = 1, seed: int = 0,
                  command: Any = (0.5, 0.0, 0.0)):
         from simrl.deploy import DeployPolicy
         from simrl.rehearse.mujoco_robot import MujocoRobot
         from simrl.rehearse.scene import scene_model
         from simrl.rl.sim2sim import controller_limits, free_root
 
+        worlds = int(num_envs)
         self.policies = [DeployPolicy(onnx_path) for _ in range(worlds)]
         meta = self.meta = self.policies[0].meta
         self.model, _ = scene_model(meta, None)

@@ -134,7 +134,7 @@ class WebViewer:
             self.pause_box.on_update(lambda _: setattr(c, "paused", self.pause_box.value))
             gui.add_button("Step (N)").on_click(lambda _: self.press("N"))
             gui.add_button("Reset (R)").on_click(lambda _: self.press("R"))
-            self.world_slider = gui.add_slider("Followed world (F)", min=0, max=max(self.shown - 1, 1),
+            self.world_slider = gui.add_slider("Followed env (F)", min=0, max=max(self.shown - 1, 1),
                                                step=1, initial_value=c.follow, disabled=self.shown == 1)
             self.world_slider.on_update(lambda _: setattr(c, "follow", int(self.world_slider.value)))
             self.follow_box = gui.add_checkbox("Camera follows", initial_value=True)

@@ -28,7 +28,7 @@ def test_play_video_of_a_checkpoint_and_of_its_export(quad_export, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["worlds=2", "world=2"], "world=2 is past the 2 worlds shown"),
+    (["num_envs=2", "env=2"], "env=2 is past the 2 envs shown"),
     (["robot=unitree_go1"], "drives robot 'quadruped', not 'unitree_go1'"),
     (["viewer=nope"], "unknown viewer 'nope'; valid: web, native"),
 ])

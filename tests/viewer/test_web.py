@@ -35,7 +35,7 @@ def wait_for(cond, seconds: float = 60.0) -> None:
 
 @pytest.fixture
 def viewer():
-    source = DeploySource(zoo.policy_path("quadruped"), worlds=1, command=(0.0, 0.0, 0.0))
+    source = DeploySource(zoo.policy_path("quadruped"), num_envs=1, command=(0.0, 0.0, 0.0))
     v = WebViewer(source, port=free_port(), plots=False)
     thread = threading.Thread(target=v.run, daemon=True)
     thread.start()
