@@ -9,4 +9,6 @@ simrl-demo robot=unitree_go1 gif="$out/go1.gif" seconds=4 'command=[0.8,0,0]'
 simrl-demo robot=quadruped gif="$out/quadruped.gif" seconds=3 'command=[0.8,0,0.5]'
 simrl-demo robot=franka_panda gif="$out/panda_reach.gif" seconds=4
 python scripts/terrain_picture.py "$out/rough_terrain.png"
+
+python scripts/curve_picture.py docs/learn/quadruped_300_trot.csv "$out/quadruped_curve.png"
 ls -la "$out"
