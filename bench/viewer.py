@@ -35,7 +35,8 @@ def frames(policy: str = "unitree_go1", seconds: float = 10.0) -> None:
     from tests.viewer.browser import free_port, page
 
     for worlds in (1, 16):
-        v = WebViewer(DeploySource(zoo.policy_path(policy), num_envs=worlds), port=free_port(), realtime=False)
+        source = DeploySource(zoo.policy_path(policy), num_envs=worlds)
+        v = WebViewer(source, port=free_port(), realtime=False)
         with page() as pg:
             pg.goto(v.url)
             pg.wait_for_timeout(3000)
@@ -46,7 +47,7 @@ def frames(policy: str = "unitree_go1", seconds: float = 10.0) -> None:
             thread.join()
             rate = (v.frames - start) / (time.perf_counter() - t0)
         v.close()
-        print(f"{policy}: {worlds:2d} world(s): {rate:.1f} frames/s (policy steps of every world + "
+        print(f"{policy}: {worlds:2d} env(s): {rate:.1f} frames/s (policy steps of every world + "
               f"poses sent; control rate {1 / v.source.control_dt:.0f} Hz)")
 
 
