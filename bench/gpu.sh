@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The one-shot GPU check: every GPU figure of docs/benchmarks.md in one run, under ten minutes
 # on one GPU including Warp's first kernel compile. Uses whatever `python` is on PATH (the
-# machine's own torch; on an offline machine, the wheels of ../shared/offline put on PYTHONPATH).
+# machine's own torch; on an offline machine, wheels of the dependencies put on PYTHONPATH).
 #
 #   bash bench/gpu.sh              # on a CUDA machine
 #   bash bench/gpu.sh --sweeps     # also the size sweeps (sim layer, 1k/16k worlds, rough terrain)
-#   bash bench/gpu.sh --rehearse   # the same steps on the CPU (Warp's CPU device, tiny sizes)
+#   bash bench/gpu.sh --cpu        # the same steps on the CPU (Warp's CPU device, tiny sizes)
 #   bash bench/gpu.sh --lift       # also Franka lift on mjwarp: iterations to 80% success (give it
 #                                  # its own budget: SIMRL_GPU_BUDGET_S=900)
 #
@@ -24,10 +24,11 @@ cd "$(dirname "$0")/.."
 REHEARSE=0 SWEEPS=0 LIFT=0
 for arg in "$@"; do
   case "$arg" in
-    --rehearse) REHEARSE=1 ;;
+    --cpu) REHEARSE=1 ;;
+    --rehearse) echo "bench/gpu.sh: --rehearse is now --cpu (the GPU check's steps on the CPU)" >&2; exit 2 ;;
     --sweeps) SWEEPS=1 ;;
     --lift) LIFT=1 ;;
-    *) echo "usage: bash bench/gpu.sh [--rehearse] [--sweeps] [--lift]" >&2; exit 2 ;;
+    *) echo "usage: bash bench/gpu.sh [--cpu] [--sweeps] [--lift]" >&2; exit 2 ;;
   esac
 done
 OUT_DIR="${SIMRL_GPU_RESULTS:-./gpu-results}"
@@ -70,7 +71,7 @@ run_step() {  # run_step NAME LIMIT_S CMD...: time it, bound it, keep going on f
   return 0
 }
 
-echo "simrl GPU check $(date -u +%FT%TZ)$([[ $REHEARSE == 1 ]] && echo ' (CPU rehearsal)'), log: $LOG"
+echo "simrl GPU check $(date -u +%FT%TZ)$([[ $REHEARSE == 1 ]] && echo ' (on the CPU)'), log: $LOG"
 if [[ $REHEARSE == 0 ]]; then
   run_step "gpu" 30 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 fi

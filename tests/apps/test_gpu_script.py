@@ -17,12 +17,12 @@ def _gpu_script(tmp_path, **env_vars):
     from simrl import ROOT
 
     env = {**os.environ, "SIMRL_GPU_RESULTS": str(tmp_path), **env_vars}
-    script = ["bash", str(ROOT / "bench" / "gpu.sh"), "--rehearse", "--sweeps", "--lift"]
+    script = ["bash", str(ROOT / "bench" / "gpu.sh"), "--cpu", "--sweeps", "--lift"]
     return subprocess.run(script, env=env, capture_output=True, text=True, timeout=1200)
 
 
 def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
-    """bench/gpu.sh --rehearse: the GPU check's every step, on Warp's CPU device, tiny sizes."""
+    """bench/gpu.sh --cpu: the GPU check's every step, on Warp's CPU device, tiny sizes."""
     r = _gpu_script(tmp_path)
     log = (tmp_path / "gpu.log").read_text()
     assert r.returncode == 0, log[-3000:]
