@@ -17,14 +17,14 @@ from simrl import ROOT
 
 
 def readme_python_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    # the env and gymnasium snippets (not the training one, nor the sim layer's sketch)
+    """The documented env and gymnasium snippets (not the training ones, nor the sim layer's)."""
+    text = (ROOT / "docs" / "how-to" / "runs.md").read_text()
     return [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "gym." in b]
 
 
 def test_import_simrl_registers_ids_cheaply_and_readme_snippets_run(tmp_path):
-    """A fresh interpreter: `import simrl` loads no torch/mujoco/task code; the README's env and
-    gymnasium snippets then run as written."""
+    """A fresh interpreter: `import simrl` loads no torch/mujoco/task code; the documented env
+    and gymnasium snippets then run as written."""
     blocks = readme_python_blocks()
     assert any("gym.make_vec(" in b for b in blocks) and any("ArrayConversion" in b for b in blocks)
     probe = ("import sys, simrl, gymnasium as gym\n"

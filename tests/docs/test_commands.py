@@ -63,6 +63,17 @@ def test_every_page_has_commands_and_every_command_an_app():
             assert app in SHRINK, f"{page.name}: '{line}' runs {app}, which this test does not shrink"
 
 
+def test_the_python_snippets_of_the_readme_and_quickstart_run(tmp_path):
+    """As written, in a fresh interpreter (a short cartpole run included)."""
+    for page in (ROOT / "README.md", ROOT / "docs" / "quickstart.md"):
+        for lang, body in blocks(page):
+            if lang != "python":
+                continue
+            r = subprocess.run([sys.executable, "-c", body], cwd=tmp_path, capture_output=True, text=True,
+                               timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            assert r.returncode == 0, f"{page.name}: python block failed:\n{r.stderr[-3000:]}"
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_page_commands_run(page, tmp_path):
     for _lang, body in blocks(page):
