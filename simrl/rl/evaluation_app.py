@@ -9,12 +9,11 @@ clips, is simrl-play: simrl.viewer.)
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from simrl.errors import ConfigError, MissingFileError
+from simrl.errors import ConfigError
 from simrl.rl.app import build_env, policy_from_checkpoint, run_dir_config
 from simrl.terrain import override_terrain
 
@@ -138,20 +137,9 @@ def sim2sim_conditions(cfg: DictConfig) -> dict[str, Any]:
 
 def evaluate_exported(cfg: DictConfig) -> list[dict[str, Any]]:
     """eval.py policy=policy.onnx: the exported policy through simrl.deploy in MuJoCo C."""
-    from simrl.deploy import load_metadata
-    from simrl.rl.sim2sim import run_sim2sim
+    from simrl.rl.sim2sim import exported_meta, run_sim2sim
 
-    path = Path(cfg.policy)
-    if not path.is_file():
-        raise MissingFileError(f"no exported policy at '{path}': pass policy=<run>/export/policy.onnx "
-                               "(export.py writes it)")
-    try:  # reads only the user's file: a failure means it is not a simrl export
-        meta = load_metadata(path)
-    except Exception as e:
-        raise ConfigError(f"'{path}' is not a policy exported by export.py ({type(e).__name__}: {e})") from e
-    if "deploy" not in meta:
-        raise ConfigError(f"'{path}' was exported by an older simrl (no 'deploy' section in its "
-                          "metadata): export the checkpoint again with export.py")
+    meta = exported_meta(cfg.policy)
     tracks = meta["deploy"]["tracks_commands"]
     commands = [tuple(c) for c in cfg.commands] if tracks else [(0.0, 0.0, 0.0)]
     episodes = episodes_per_command(cfg, default=10)

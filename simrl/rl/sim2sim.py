@@ -27,6 +27,26 @@ from simrl.rehearse.mujoco_robot import MujocoRobot
 from simrl.rehearse.scene import Readings, body_pos, fell, quat_mul, scene_model, site_pose
 
 
+def exported_meta(path: str | Path) -> dict[str, Any]:
+    """policy.json beside an exported `policy.onnx`, checked to be a simrl export with a deploy
+    section (one-line errors for a missing file, a foreign one, an old export)."""
+    from simrl.deploy import load_metadata
+    from simrl.errors import ConfigError, MissingFileError
+
+    path = Path(path)
+    if not path.is_file():
+        raise MissingFileError(f"no exported policy at '{path}': pass policy=<run>/export/policy.onnx "
+                               "(export.py writes it)")
+    try:  # reads only the user's file: a failure means it is not a simrl export
+        meta = load_metadata(path)
+    except Exception as e:
+        raise ConfigError(f"'{path}' is not a policy exported by export.py ({type(e).__name__}: {e})") from e
+    if "deploy" not in meta:
+        raise ConfigError(f"'{path}' was exported by an older simrl (no 'deploy' section in its "
+                          "metadata): export the checkpoint again with export.py")
+    return meta
+
+
 def sample_target(spec: dict[str, Any], rng: np.random.Generator) -> np.ndarray:
     """A pose target [x, y, z, qw, qx, qy, qz] in the base frame, drawn as training draws it:
     a position in the box, an orientation turned from `about_quat` by roll, pitch, yaw."""

@@ -10,27 +10,9 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from simrl.errors import ConfigError, MissingFileError
+from simrl.errors import ConfigError
 
 VIEWERS = ("web", "native")
-
-
-def exported_meta(path: str | Path) -> dict[str, Any]:
-    """policy.json beside an exported `policy.onnx`, checked to be a simrl export."""
-    from simrl.deploy import load_metadata
-
-    path = Path(path)
-    if not path.is_file():
-        raise MissingFileError(f"no exported policy at '{path}': pass policy=<run>/export/policy.onnx "
-                               "(export.py writes it)")
-    try:  # reads only the user's file: a failure means it is not a simrl export
-        meta = load_metadata(path)
-    except Exception as e:
-        raise ConfigError(f"'{path}' is not a policy exported by export.py ({type(e).__name__}: {e})") from e
-    if "deploy" not in meta:
-        raise ConfigError(f"'{path}' was exported by an older simrl (no 'deploy' section in its "
-                          "metadata): export the checkpoint again with export.py")
-    return meta
 
 
 def check_robot(found: str | None, cfg: DictConfig, what: str) -> None:
@@ -57,6 +39,8 @@ def make_source(cfg: DictConfig) -> tuple[Any, str]:
         raise ConfigError("pass checkpoint=<run> (the training env) or policy=<policy.onnx> (the "
                           "deploy runtime), not both")
     if cfg.get("policy"):
+        from simrl.rl.sim2sim import exported_meta
+
         meta = exported_meta(cfg.policy)
         check_robot((meta.get("robot") or {}).get("name", meta.get("task")), cfg,
                     f"policy '{cfg.policy}'")
