@@ -40,13 +40,13 @@ PY="${PYTHON:-python}"
 export PYTHONUNBUFFERED=1
 
 if [[ $REHEARSE == 1 ]]; then
-  DEVICE=cpu SIZES="4" STEPS=2 REPEATS=1 ITER_ENVS=4 TRAIN_ENVS=8 ITERS=2 EVAL_ENVS=2
+  DEVICE=cpu SIZES="[4]" STEPS=2 REPEATS=1 ITER_ENVS=4 TRAIN_ENVS=8 ITERS=2 EVAL_ENVS=2
   TRAIN_SIM="sim=mjwarp" EVAL_EXTRA="task.cfg.episode_length_s=1.2" ROBOT_ITERS=1 G1_MINUTES=0.05
-  LIMIT_SHORT=300 LIMIT_LONG=600 ROUGH_SIZES="4" ROUGH_STEPS=2 SWEEP_SIZES="4" LIFT_ITERS=2 LIFT_EVAL=2
+  LIMIT_SHORT=300 LIMIT_LONG=600 ROUGH_SIZES="[4]" ROUGH_STEPS=2 SWEEP_SIZES="[4]" LIFT_ITERS=2 LIFT_EVAL=2
 else
-  DEVICE=cuda:0 SIZES="4096" STEPS=100 REPEATS=1 ITER_ENVS=4096 TRAIN_ENVS=4096
+  DEVICE=cuda:0 SIZES="[4096]" STEPS=100 REPEATS=1 ITER_ENVS=4096 TRAIN_ENVS=4096
   ITERS=150 EVAL_ENVS=256 TRAIN_SIM="" EVAL_EXTRA="" ROBOT_ITERS=200 G1_MINUTES=1.5
-  LIMIT_SHORT=150 LIMIT_LONG=300 ROUGH_SIZES="1024 4096" ROUGH_STEPS=50 SWEEP_SIZES="1024 4096 16384"
+  LIMIT_SHORT=150 LIMIT_LONG=300 ROUGH_SIZES="[1024,4096]" ROUGH_STEPS=50 SWEEP_SIZES="[1024,4096,16384]"
   LIFT_ITERS=400 LIFT_EVAL=50
 fi
 
@@ -107,12 +107,12 @@ print('walking criterion:', 'met' if not miss else 'not met: ' + '; '.join(miss)
 train_and_check quadruped "$OUT_DIR/train" max_iterations="$ITERS"
 train_and_check "Menagerie Go1" "$OUT_DIR/train_go1" robot=unitree_go1 max_iterations="$ROBOT_ITERS"
 
-run_step "PPO iteration shares" "$LIMIT_SHORT" "$PY" -m simrl.bench iteration --backend mjwarp \
-  --device "$DEVICE" --num-worlds "$ITER_ENVS" $([[ $REHEARSE == 1 ]] && echo --quick)
-run_step "quadruped task, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench graphs --what task \
-  --device "$DEVICE" --num-worlds $SIZES --steps "$STEPS" --repeats "$REPEATS"
+run_step "PPO iteration shares" "$LIMIT_SHORT" "$PY" -m simrl.bench iteration backend=mjwarp \
+  device="$DEVICE" num_worlds="$ITER_ENVS" $([[ $REHEARSE == 1 ]] && echo quick=true)
+run_step "quadruped task, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench graphs what=task \
+  device="$DEVICE" num_worlds="$SIZES" steps="$STEPS" repeats="$REPEATS"
 run_step "launches and syncs per env step" "$LIMIT_SHORT" "$PY" -m simrl.bench launches \
-  --device "$DEVICE" --num-worlds "${ITER_ENVS}" --steps 3
+  device="$DEVICE" num_worlds="$ITER_ENVS" steps=3
 # G1 (29 joints) with what the budget leaves: its figures whether or not it walks yet
 train_and_check "Unitree G1" "$OUT_DIR/train_g1" task=humanoid max_minutes="$G1_MINUTES" \
   max_iterations=100000
@@ -128,13 +128,13 @@ fi
 
 if [[ $SWEEPS == 1 ]]; then
   # CUDA graphs on vs off over sizes, the sim layer alone and the quadruped task
-  run_step "sim layer, graphs on/off" "$LIMIT_LONG" "$PY" -m simrl.bench graphs --what sim \
-    --device "$DEVICE" --num-worlds $SWEEP_SIZES --steps "$STEPS" --repeats "$REPEATS"
-  run_step "quadruped task sizes, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench graphs --what task \
-    --device "$DEVICE" --num-worlds $SWEEP_SIZES --steps "$STEPS" --repeats "$REPEATS"
+  run_step "sim layer, graphs on/off" "$LIMIT_LONG" "$PY" -m simrl.bench graphs what=sim \
+    device="$DEVICE" num_worlds="$SWEEP_SIZES" steps="$STEPS" repeats="$REPEATS"
+  run_step "quadruped task sizes, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench graphs what=task \
+    device="$DEVICE" num_worlds="$SWEEP_SIZES" steps="$STEPS" repeats="$REPEATS"
   # the rough terrain compiles its own kernels (~2 min on an H200): two sizes, half the steps
-  run_step "rough-terrain task, graphs on/off" "$LIMIT_LONG" "$PY" -m simrl.bench graphs --what task \
-    --terrain rough --device "$DEVICE" --num-worlds $ROUGH_SIZES --steps "$ROUGH_STEPS" --repeats "$REPEATS"
+  run_step "rough-terrain task, graphs on/off" "$LIMIT_LONG" "$PY" -m simrl.bench graphs what=task \
+    terrain=rough device="$DEVICE" num_worlds="$ROUGH_SIZES" steps="$ROUGH_STEPS" repeats="$REPEATS"
 fi
 
 echo

@@ -99,7 +99,7 @@ def export() -> None:
 
 
 def bench() -> None:
-    """`simrl-bench [mode] ...` (python -m simrl.bench)."""
+    """`simrl-bench [mode] [key=value ...]` (python -m simrl.bench)."""
     from simrl.bench import main
     from simrl.errors import exit_on_user_error
 

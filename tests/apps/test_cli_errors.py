@@ -124,8 +124,20 @@ def test_plot_and_bench_user_errors(tmp_path):
 
 
 def test_bench_bad_device_is_one_line():
-    assert_one_line_error(run_app("-m", "simrl.bench", "iteration", "--device", "cuda:7", "--quick"),
+    assert_one_line_error(run_app("-m", "simrl.bench", "iteration", "device=cuda:7", "quick=true"),
                           "device 'cuda:7' requested")
+
+
+def test_bench_flags_and_unknown_keys_are_one_line():
+    """simrl.bench takes key=value words in every mode: a --flag names its key=value form, an
+    unknown key the mode's keys."""
+    flags = ("env", "--robot", "unitree_go1", "--num-worlds", "1024")
+    assert_one_line_error(run_app("-m", "simrl.bench", *flags),
+                          "simrl: error: python -m simrl.bench takes key=value words: --robot unitree_go1 "
+                          "is robot=unitree_go1", "env robot=unitree_go1 num_worlds=1024")
+    assert_one_line_error(run_app("-m", "simrl.bench", "launches", "robot=unitree_go1"),
+                          "unknown key 'robot' for python -m simrl.bench launches; valid: num_worlds, "
+                          "steps, quick, device")
 
 
 def test_hydra_override_errors_stay_hydras(tmp_path):
