@@ -54,10 +54,13 @@ from simrl.managers import (
     TerminationManager,
 )
 from simrl.managers.entries import merge_entries
+from simrl.mdp import objects
 from simrl.mdp.actions import ACTION_TERMS
 from simrl.mdp.commands import COMMAND_TERMS
 from simrl.mdp.curriculum import CURRICULUM_TERMS
 from simrl.mdp.events import EVENT_TERMS
+from simrl.mdp.observations import OBSERVATIONS
+from simrl.mdp.rewards import REWARDS
 from simrl.mdp.terminations import TERMINATION_TERMS
 from simrl.sim import Sim, SimError, make_sim, resolve_device
 
@@ -66,12 +69,14 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
     """Base env batch. See the module docstring; tasks subclass and fill the hooks."""
 
     metadata: ClassVar[dict] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"]}
-    OBS_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
-    REWARD_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
+    # the library's terms (simrl.mdp), beside which a task config's TERMS add its own
+    OBS_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {**OBSERVATIONS, **objects.OBSERVATIONS}
+    REWARD_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = dict(REWARDS)
     METRIC_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
     TRACKING_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {}
-    EVENT_TERMS: ClassVar[dict[str, Callable[..., None]]] = dict(EVENT_TERMS)
-    TERMINATION_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = dict(TERMINATION_TERMS)
+    EVENT_TERMS: ClassVar[dict[str, Callable[..., None]]] = {**EVENT_TERMS, **objects.EVENTS}
+    TERMINATION_TERMS: ClassVar[dict[str, Callable[..., torch.Tensor]]] = {**TERMINATION_TERMS,
+                                                                           **objects.TERMINATIONS}
     COMMAND_TERMS: ClassVar[dict[str, type]] = dict(COMMAND_TERMS)
     ACTION_TERMS: ClassVar[dict[str, type]] = dict(ACTION_TERMS)
     CURRICULUM_TERMS: ClassVar[dict[str, type]] = dict(CURRICULUM_TERMS)

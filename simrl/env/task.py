@@ -26,12 +26,36 @@ class TaskHooks:
         return int(self.model.nu) - (len(scene.robot.held_joints) if scene is not None else 0)
 
     def build_model(self) -> str | mujoco.MjModel:
-        """The model to simulate: `cfg.model` (an MJCF path, relative to assets/) by default;
-        tasks over a robot config assemble their scene here."""
+        """The model to simulate: a config with a `robot` assembles its scene (the robot and the
+        config's `objects`, simrl.scene); otherwise `cfg.model`, an MJCF path relative to assets/."""
+        robot = getattr(self.cfg, "robot", None)
+        if robot is not None:
+            from simrl.scene import assemble
+
+            self.scene = assemble(robot, objects=getattr(self.cfg, "objects", None))
+            return self.scene.model
         return self.cfg.model if self.cfg.model.startswith("/") else str(ASSETS / self.cfg.model)
 
     def setup(self) -> None:
-        """Allocate task buffers (called once, before the first reset)."""
+        """Allocate task buffers (called once, before the first reset). Over a robot scene: the
+        robot's policy joints (`joint_pos`, `joint_vel`, read from the sim after each step and
+        reset), its default pose as the action offset, and its action scale where the config
+        gives none."""
+        scene = getattr(self, "scene", None)
+        if scene is None:
+            return
+        from simrl.managers.terms import index_of
+
+        self.robot = scene.robot
+        self.default_joint_pos = torch.as_tensor(scene.default_joint_pos, device=self.device,
+                                                 dtype=torch.float32)
+        self.action_offset = self.default_joint_pos
+        if getattr(self.cfg, "action_scale", None) is None:
+            self.action_scale = float(scene.robot.action_scale)
+        self.joint_qpos = index_of(scene.joint_qpos, self.device)
+        self.joint_dof = index_of(scene.joint_dof, self.device)
+        self.reads_joint_state = True
+        self.refresh()
 
     def apply_actions(self, actions: torch.Tensor) -> None:
         """Write `actions` (N, num_actions), clipped, into `sim.ctrl`: each action term drives
@@ -68,7 +92,11 @@ class TaskHooks:
         after the terms are bound and before the first reset."""
 
     def refresh(self) -> None:
-        """Re-read task state from the sim views (after physics and after resets)."""
+        """Re-read task state from the sim views (after physics and after resets): over a robot
+        scene, the policy joints' angles and velocities."""
+        if getattr(self, "reads_joint_state", False):
+            self.joint_pos = self.sim.qpos[:, self.joint_qpos].float()
+            self.joint_vel = self.sim.qvel[:, self.joint_dof].float()
 
     def update(self) -> None:
         """Task state after the physics (commands, contact timers...); calls `refresh`."""
@@ -98,10 +126,13 @@ class TaskHooks:
         """What sim-to-sim needs to rehearse this task in plain MuJoCo C, as data (export writes
         it into policy.json): how to rebuild the scene, where episodes start, how long they
         last, what ends them, whether the policy tracks velocity commands. Tasks extend it."""
+        from simrl.managers.metric import sim_twins
         from simrl.managers.termination import merge_facts
 
-        return {
-            "scene": {"mjcf": self.cfg.model},
+        scene = getattr(self, "scene", None)
+        spec = {
+            "scene": {"mjcf": self.cfg.model} if scene is None else
+            {"robot": scene.robot.to_dict(), "objects": dict(getattr(self.cfg, "objects", None) or {})},
             "keyframe": self.cfg.keyframe,
             "episode_length_s": float(self.cfg.episode_length_s),
             "tracks_commands": False,
@@ -113,6 +144,30 @@ class TaskHooks:
             # the commands' facts: tracks_commands (a velocity), target (a pose's or position's draw)
             **self.command_manager.deploy_facts(self),
         }
+        # readings a robot's perception or controller supplies, and how sim-to-sim makes them;
+        # figures sim-to-sim computes by the metric terms' MuJoCo C twins (simrl.managers.metric)
+        extra = {"sim_readings": self.sim_readings(),
+                 "metrics": sim_twins(self.METRIC_TERMS, self.TRACKING_TERMS)}
+        return {**spec, **{k: v for k, v in extra.items() if v}}
+
+    def sim_readings(self) -> dict[str, Any]:
+        """{reading: how sim-to-sim makes it from MuJoCo's state}, from the `sim` part of the
+        policy's observation terms' declared reads (an object's pose: simrl.mdp.objects)."""
+        from simrl.managers.observation import deploy_read
+        from simrl.managers.terms import resolve
+
+        out = {}
+        for layout in self.obs_layout.values():
+            for slot in layout:
+                read = deploy_read(self.OBS_TERMS[slot.func], slot.params) or {}
+                if "sim" in read:
+                    rule = dict(read["sim"])
+                    if "body" in rule:  # a name or an entity-qualified pattern: the MJCF name
+                        (body,) = resolve(self.model, mujoco.mjtObj.mjOBJ_BODY, rule["body"],
+                                          f"reading '{read['reading']}'", self.scene.entities)
+                        rule["body"] = self.model.body(body).name
+                    out[read["reading"]] = rule
+        return out
 
     def joint_limits(self) -> dict[str, Any]:
         """The actuated joints' position ranges, in action order (None where a joint is

@@ -30,3 +30,31 @@ class MetricManager:
         """Every env's metrics and tracking values now, before the step's resets."""
         return {"metrics": {k: f(env).float() for k, f in self.metrics.items()},
                 "tracking": {k: f(env).float() for k, f in self.tracking.items()}}
+
+
+def metric(func: Callable[..., torch.Tensor] | None = None, *,
+           sim: Callable[..., float] | None = None) -> Any:
+    """Declare beside a metric or tracking term how sim-to-sim computes the same figure from
+    MuJoCo C's state: `sim(m: MjModel, d: MjData) -> float`, a module-level function free of
+    torch. Export names it in policy.json (`deploy.metrics`), so sim-to-sim reports the figure
+    for any task without knowing it: a tracking term's mean over each episode's settled steps,
+    a metric term's value at the episode's end.
+
+        @metric(sim=cube_turn_rate_mj)
+        def cube_turn_rate(env): ..."""
+    def mark(f: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+        f.sim = sim
+        return f
+    return mark if func is None else mark(func)
+
+
+def sim_twins(metrics: Mapping[str, Callable], tracking: Mapping[str, Callable]) -> dict[str, dict[str, str]]:
+    """policy.json's `deploy.metrics`: {name: {"sim": "module:function", "reduce": "final" |
+    "mean"}} for every term that declares its MuJoCo C twin."""
+    out = {}
+    for table, reduce in ((metrics, "final"), (tracking, "mean")):
+        for name, f in table.items():
+            twin = getattr(f, "sim", None)
+            if twin is not None:
+                out[name] = {"sim": f"{twin.__module__}:{twin.__qualname__}", "reduce": reduce}
+    return out

@@ -42,7 +42,10 @@ class Readings:
     def __init__(self, m: mujoco.MjModel, meta: dict[str, Any]):
         self.m = m
         deploy = meta.get("deploy", {})
-        self.site_poses = dict(deploy.get("sim_readings", {}))
+        root = ((meta.get("robot") or {}).get("config") or {}).get("root_body")
+        # each rule's frame: its frame_body, or the robot's base where it names none
+        self.site_poses = {name: {**rule, "frame_body": rule.get("frame_body") or root}
+                           for name, rule in deploy.get("sim_readings", {}).items()}
         self.target_name = (deploy.get("target") or {}).get("reading", "target_pose")
         robot = meta.get("robot")
         self.held_qpos = np.array([m.joint(j).qposadr[0] for j in held_joints(meta).names], dtype=np.int64)
@@ -66,7 +69,12 @@ class Readings:
         if self.held_qpos.size:  # encoders of the held joints (the controller's stand reads them)
             r["held_joint_pos"] = d.qpos[self.held_qpos].copy()
         for name, rule in self.site_poses.items():
-            r[name] = site_pose(self.m, d, rule) if "site" in rule else body_pos(self.m, d, rule)
+            if "site" in rule:
+                r[name] = site_pose(self.m, d, rule)
+            elif rule.get("quantity") == "pose":
+                r[name] = body_pose(self.m, d, rule)
+            else:
+                r[name] = body_pos(self.m, d, rule)
         for key, sl in self.sensors.items():
             r[key] = d.sensordata[sl].copy()
         return r
@@ -94,6 +102,15 @@ def body_pos(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any]) -> np.nd
     return d.xmat[base].reshape(3, 3).T @ (d.xpos[body] - d.xpos[base])
 
 
+def body_pose(m: mujoco.MjModel, d: mujoco.MjData, rule: dict[str, Any]) -> np.ndarray:
+    """The rule's body pose in its frame body: [x, y, z, qw, qx, qy, qz]."""
+    base = m.body(rule["frame_body"]).id
+    q_base_inv = np.zeros(4)
+    mujoco.mju_negQuat(q_base_inv, d.xquat[base])
+    pos = body_pos(m, d, rule)
+    return np.concatenate([pos, quat_mul(q_base_inv, d.xquat[m.body(rule["body"]).id])])
+
+
 def fell(m: mujoco.MjModel, d: mujoco.MjData, r: dict, termination: dict, root_qpos: int | None,
          bodies: list[int], ground: float = 0.0) -> bool:
     """Whether the export's termination rule ends the episode in this state."""
@@ -104,6 +121,9 @@ def fell(m: mujoco.MjModel, d: mujoco.MjData, r: dict, termination: dict, root_q
             return True
     if "quat" in r and termination.get("max_tilt_cos") is not None:
         if projected_gravity(r["quat"])[2] > -termination["max_tilt_cos"]:
+            return True
+    for body, limit in termination.get("min_body_height", {}).items():  # an object dropped
+        if d.xpos[m.body(body).id, 2] < limit:
             return True
     height = termination.get("min_base_height")
     if height is not None and root_qpos is not None and d.qpos[root_qpos + 2] - ground < height:

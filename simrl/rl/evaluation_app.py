@@ -104,8 +104,9 @@ def evaluate_tiles(env, policy, command, progress: bool = False) -> list[dict[st
 
 
 def _metrics(env, r: dict) -> str:
-    """The task's own episode-end metrics (success, final errors...), as eval prints them."""
-    return "".join(f" | {k} {r[k]:.3f}" for k in env.METRIC_TERMS)
+    """The task's own metrics (success, final errors, a tracking mean such as a cube's turn
+    rate), as eval prints them."""
+    return "".join(f" | {k} {r[k]:.3f}" for k in (*env.METRIC_TERMS, *env.TRACKING_TERMS) if k in r)
 
 
 def _crossed(r: dict) -> str:
@@ -159,9 +160,9 @@ def evaluate_exported(cfg: DictConfig) -> list[dict[str, Any]]:
             print(f"  cmd {list(command)}: lin-vel error {r['lin_vel_error']:.3f} m/s | yaw-rate "
                   f"error {r['yaw_rate_error']:.3f} rad/s | falls {100 * r['fall_share']:.1f}%{_crossed(r)}")
         else:
-            extra = "".join(f" | {k} {r[k]:.3f}" for k in
-                            ("success", "final_pos_error", "final_ori_error", "final_object_error", "lifted")
-                            if k in r)
+            named = ("success", "final_pos_error", "final_ori_error", "final_object_error", "lifted",
+                     *meta["deploy"].get("metrics", {}))  # the success rule's, the metric twins'
+            extra = "".join(f" | {k} {r[k]:.3f}" for k in named if k in r)
             print(f"  mean steps {r['mean_steps']:.1f} | episodes ended early "
                   f"{100 * r['fall_share']:.1f}%{extra}")
     return results

@@ -95,6 +95,7 @@ def deploy_metadata(env: EnvBatch, groups: list[str]) -> dict[str, Any]:
                                   f"actor's groups (privileged state belongs to the critic)")
             read = dict(read)
             doc = read.pop("doc", "")
+            read.pop("sim", None)  # how sim-to-sim makes the reading: deploy.sim_readings
             names = [read["reading"]] if isinstance(read["reading"], str) else read["reading"]
             for name in names:  # one doc for one reading, or {reading: doc}
                 text = doc.get(name, "") if isinstance(doc, dict) else doc

@@ -159,6 +159,49 @@ def start_episode(m: mujoco.MjModel, d: mujoco.MjData, read: Readings, reset: di
     for obj in reset.get("objects", []):  # a free body placed in its spawn box (base frame xy)
         q = int(m.jnt_qposadr[m.body(obj["body"]).jntadr[0]])
         d.qpos[q : q + 2] = [rng.uniform(*obj["x"]), rng.uniform(*obj["y"])]
+    for body, box in reset.get("object_poses", {}).items():  # simrl.mdp.objects.reset_object_pose
+        jnt = m.body(body).jntadr[0]
+        q, v = int(m.jnt_qposadr[jnt]), int(m.jnt_dofadr[jnt])
+        d.qpos[q : q + 3] = [rng.uniform(*box[k]) for k in ("x", "y", "z")]
+        yaw = rng.uniform(*box["yaw"])
+        d.qpos[q + 3 : q + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+        d.qvel[v : v + 6] = 0.0
+
+
+class Twins:
+    """The figures policy.json's `deploy.metrics` names, each computed by its metric term's
+    MuJoCo C twin (simrl.managers.metric): a tracking figure's mean over each episode's settled
+    steps, a metric's value at the episode's end; per figure, the mean over episodes."""
+
+    def __init__(self, specs: dict[str, dict[str, str]]):
+        import importlib
+
+        self.specs, self.funcs = specs, {}
+        for name, spec in specs.items():
+            module, _, func = spec["sim"].partition(":")
+            try:
+                self.funcs[name] = getattr(importlib.import_module(module), func)
+            except (ImportError, AttributeError) as e:
+                raise ValueError(f"policy.json's metric '{name}' is computed by {spec['sim']}, which does "
+                                 f"not import here ({e}): run sim-to-sim where the task's code is") from e
+        self.episodes: dict[str, list[float]] = {name: [] for name in specs}
+
+    def reset(self) -> None:
+        self.values: dict[str, list[float]] = {name: [] for name in self.specs}
+
+    def step(self, m: mujoco.MjModel, d: mujoco.MjData, settled: bool) -> None:
+        for name, f in self.funcs.items():
+            if settled or self.specs[name]["reduce"] == "final":
+                self.values[name].append(float(f(m, d)))
+
+    def end_episode(self) -> None:
+        for name, values in self.values.items():
+            if values:
+                self.episodes[name].append(values[-1] if self.specs[name]["reduce"] == "final"
+                                           else float(np.mean(values)))
+
+    def summary(self) -> dict[str, float]:
+        return {name: float(np.mean(v)) if v else float("nan") for name, v in self.episodes.items()}
 
 
 def run_sim2sim(
@@ -219,12 +262,14 @@ def run_sim2sim(
                          "a fixed base: leave terrain out")
     target_spec = spec.get("target")
     success = Success(spec["success"], period) if spec.get("success") else None
+    twins = Twins(spec.get("metrics", {}))
     steps_run, lin_errs, yaw_errs, falls, crossed, faults = [], [], [], [], [], []
     for episode in range(episodes):
         start_episode(m, d, read, reset, rng, key)
         target = sample_target(target_spec, rng) if target_spec else None
         if success:
             success.reset(target)
+        twins.reset()
         if grid is not None:  # start on the tile's platform
             level, kind = tile if tile is not None else (grid.num_levels - 1, episode % grid.num_types)
             if isinstance(kind, str):
@@ -253,6 +298,7 @@ def run_sim2sim(
             r = robot_sim.latest().readings
             if success:
                 success.step(m, d)
+            twins.step(m, d, t >= settle)
             if tracks and t >= settle:
                 lin.append(np.linalg.norm(r["base_lin_vel"][:2] - np.asarray(command[:2])))
                 yaw.append(abs(r["gyro"][2] - command[2]))
@@ -269,6 +315,7 @@ def run_sim2sim(
         crossed.append(far and not down)
         if success:
             success.end_episode()
+        twins.end_episode()
         lin_errs.append(np.mean(lin) if lin else np.nan)
         yaw_errs.append(np.mean(yaw) if yaw else np.nan)
         steps_run.append(t + 1)
@@ -278,7 +325,7 @@ def run_sim2sim(
                       f"{sum(f is not None for f in faults)} of {episodes} episodes, counted as falls: "
                       + "; ".join(reasons), stacklevel=2)
     nan = float("nan")
-    metrics = success.summary() if success else {}
+    metrics = {**(success.summary() if success else {}), **twins.summary()}
     return {
         **metrics,
         "episodes": episodes,
