@@ -47,7 +47,7 @@ def main() -> int:
     ap.add_argument("--out", default="runs/chaos")
     a = ap.parse_args()
 
-    from simrl.rl.runner import learner_differences, load_checkpoint
+    from simrl.rl.checkpoint import learner_differences, load_checkpoint
 
     out = Path(a.out).resolve()
     out.mkdir(parents=True, exist_ok=True)

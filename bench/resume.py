@@ -33,7 +33,7 @@ def metrics(run_dir: Path) -> list[dict]:
 
 
 def differences(a_dir: Path, b_dir: Path, it: int, rows_b: list[dict] | None = None) -> list[str]:
-    from simrl.rl.runner import learner_differences, load_checkpoint
+    from simrl.rl.checkpoint import learner_differences, load_checkpoint
 
     a, b = (load_checkpoint(d / f"model_{it}.pt") for d in (a_dir, b_dir))
     out = learner_differences(a, b)

@@ -122,7 +122,7 @@ def train(task: str | None = None, *overrides: str, cfg: dict[str, Any] | None =
     out = Path(run_dir) if run_dir is not None else _fresh(Path(cfg.hydra.run.dir))
     cfg = _without_hydra(cfg)
     from simrl.rl.app import train as app_train
-    from simrl.rl.runner import latest_checkpoint
+    from simrl.rl.checkpoint import latest_checkpoint
 
     trainer = app_train(cfg, out)
     summary_file = out / "summary.json"

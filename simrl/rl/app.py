@@ -24,15 +24,9 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from simrl.config import register_configs
 from simrl.errors import ConfigError, UnknownNameError
 from simrl.registry import make
-from simrl.rl.runner import (
-    CheckpointError,
-    Trainer,
-    checkpoints,
-    dist_info,
-    latest_checkpoint,
-    load_checkpoint,
-    truncate_csv,
-)
+from simrl.rl.checkpoint import CheckpointError, checkpoints, dist_info, latest_checkpoint, load_checkpoint
+from simrl.rl.metrics_csv import truncate_csv
+from simrl.rl.runner import Trainer
 from simrl.sim import resolve_device
 
 register_configs()

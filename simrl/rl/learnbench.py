@@ -192,7 +192,7 @@ def train_seed(cfg: LearnCfg, seed: int) -> Path:
     is continued from its last checkpoint to the new count, also bit for bit (the env state is
     in every checkpoint), so `iterations=300` after `iterations=200` trains 100 more per seed."""
     from simrl.rl.app import _read_run_json  # run.json's one reader (train writes it)
-    from simrl.rl.runner import CKPT_RE, checkpoints
+    from simrl.rl.checkpoint import CKPT_RE, checkpoints
 
     run_dir = (cfg.out / f"seed{seed}").resolve()
     if (run_dir / f"model_{cfg.iterations}.pt").is_file():

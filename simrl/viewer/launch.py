@@ -50,7 +50,7 @@ def make_source(cfg: DictConfig) -> tuple[Any, str]:
         raise ConfigError("play needs checkpoint=PATH (a run dir or model_*.pt) or "
                           "policy=PATH/policy.onnx; simrl-demo shows a shipped policy")
     from simrl.rl.app import _env_for_checkpoint, policy_from_checkpoint
-    from simrl.rl.runner import latest_checkpoint
+    from simrl.rl.checkpoint import latest_checkpoint
 
     ckpt = latest_checkpoint(cfg.checkpoint)
     task_cfg = OmegaConf.to_container(cfg.task.cfg, resolve=True) if cfg.get("task") else {}
@@ -97,7 +97,7 @@ def play(cfg: DictConfig) -> Any:
 
 def default_clip(cfg: DictConfig) -> Path:
     if cfg.get("checkpoint"):
-        from simrl.rl.runner import latest_checkpoint
+        from simrl.rl.checkpoint import latest_checkpoint
 
         return latest_checkpoint(cfg.checkpoint).parent / "videos" / "play.mp4"
     return Path(cfg.policy).parent / "play.mp4"

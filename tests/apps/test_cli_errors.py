@@ -67,8 +67,8 @@ def test_eval_and_export_refuse_missing_inputs_with_user_errors(tmp_path):
     from simrl.config import compose
     from simrl.errors import MissingFileError
     from simrl.rl.app import export
+    from simrl.rl.checkpoint import CheckpointError
     from simrl.rl.evaluation_app import evaluate_app
-    from simrl.rl.runner import CheckpointError
 
     with pytest.raises(ConfigError, match="eval needs checkpoint=PATH"):
         evaluate_app(compose("eval"))

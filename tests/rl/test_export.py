@@ -16,8 +16,8 @@ from omegaconf import OmegaConf
 
 from simrl import CONFIGS
 from simrl.rl.app import export, train
+from simrl.rl.checkpoint import CheckpointError
 from simrl.rl.export import ExportError, sha256
-from simrl.rl.runner import CheckpointError
 
 
 def _compose(name, *overrides):

@@ -51,7 +51,7 @@ def test_a_checkpoint_that_runs_code_when_unpickled_is_refused_unrun(cartpole_ex
     import pytest
     import torch
 
-    from simrl.rl.runner import CheckpointError, load_checkpoint
+    from simrl.rl.checkpoint import CheckpointError, load_checkpoint
 
     run_dir, _ = cartpole_export
     good = load_checkpoint(run_dir)

@@ -22,14 +22,14 @@ from omegaconf import OmegaConf
 from simrl import CONFIGS, ROOT
 from simrl.registry import make
 from simrl.rl.app import seed_everything
-from simrl.rl.runner import (
+from simrl.rl.checkpoint import (
     RunWriteError,
-    Trainer,
     TrainingDiverged,
     latest_checkpoint,
     learner_differences,
     load_checkpoint,
 )
+from simrl.rl.runner import Trainer
 
 TIMING = ("steps_per_s", "collect_s", "learn_s")  # wall-clock columns: the only ones that differ
 

@@ -18,7 +18,8 @@ from simrl import CONFIGS, ROOT
 from simrl.errors import ConfigError
 from simrl.registry import make
 from simrl.rl.app import build_env, train
-from simrl.rl.runner import CheckpointError, Trainer, latest_checkpoint
+from simrl.rl.checkpoint import CheckpointError, latest_checkpoint
+from simrl.rl.runner import Trainer
 
 
 def cfg_for(*overrides: str):
@@ -265,7 +266,7 @@ def test_multirun_sweep_over_two_seeds_in_parallel(tmp_path):
 def test_metrics_csv_widens_when_new_columns_appear(tmp_path):
     import csv
 
-    from simrl.rl.runner import append_csv
+    from simrl.rl.metrics_csv import append_csv
 
     path = tmp_path / "metrics.csv"
     append_csv(path, {"iteration": 1, "mean_reward": 0.5})
