@@ -102,12 +102,7 @@ class LocomotionEnv(EnvBatch):
         self.penalized = torch.as_tensor(sc.penalize_contacts, device=dev)
         self.air_time = torch.zeros(n, len(sc.feet), **f32)
         self.contact_time = torch.zeros(n, len(sc.feet), **f32)  # time since each foot's touchdown
-        # foot velocities by finite differences of their positions, where a reward uses them
         funcs = {t.func for _, t in self.reward_manager.active}
-        self.track_foot_vel = "foot_slip" in funcs
-        self.foot_pos = torch.zeros(n, len(sc.feet), 3, **f32)
-        self.foot_vel = torch.zeros(n, len(sc.feet), 3, **f32)
-        self.foot_fresh = torch.ones(n, device=dev, dtype=torch.bool)  # foot_pos is pre-reset
         self.foot_tip = torch.as_tensor(foot_tips(self), **f32)  # (feet, 3) in each foot body
         self.swing_peak = torch.zeros(n, len(sc.feet), **f32)  # max tip height over ground, this swing
         self.swing_peak_on_landing = torch.zeros_like(self.swing_peak)
@@ -202,12 +197,6 @@ class LocomotionEnv(EnvBatch):
         self.air_time_on_landing = self.air_time * first_contact
         self.air_time.add_(self.dt).mul_(~self.contact)  # in place: stays a normal tensor
         self.contact_time.add_(self.dt).mul_(self.contact)
-        if self.track_foot_vel:
-            pos = self.sim.xpos[:, self.feet].float()
-            vel = (pos - self.foot_pos) / self.dt
-            self.foot_vel = vel.masked_fill(self.foot_fresh[:, None, None], 0.0)
-            self.foot_pos = pos
-            self.foot_fresh = torch.zeros_like(self.foot_fresh)
         if self.track_foot_height:
             self.foot_height = self.foot_heights()
         if self.track_swing:  # swing peaks: only where a reward uses them
@@ -288,7 +277,6 @@ class LocomotionEnv(EnvBatch):
         self.action_queue = self.action_queue.masked_fill(mask[:, None, None], 0.0)
         self.air_time.masked_fill_(rows, 0.0)
         self.contact_time.masked_fill_(rows, 0.0)
-        self.foot_fresh = self.foot_fresh | mask
         self.swing_peak.masked_fill_(rows, 0.0)
         self.last_joint_vel.masked_fill_(rows, 0.0)
 

@@ -129,10 +129,25 @@ def feet_air_time_biped(env: LocomotionEnv, threshold: float = 0.4) -> torch.Ten
     return reward * asked_to_move(env)
 
 
-def foot_slip(env: LocomotionEnv) -> torch.Tensor:
+class foot_slip:  # noqa: N801  (a term's name, as the config says it)
     """Squared horizontal speed (m/s)^2 of the feet that touch the ground, summed (weight it
-    negative): a planted foot should not slide."""
-    return (env.foot_vel[..., :2].square().sum(dim=-1) * env.contact).sum(dim=1)
+    negative): a planted foot should not slide. Foot velocities are finite differences of the
+    feet's positions, so the term keeps the last ones; an env's first step after a reset has
+    none (its velocity counts as 0)."""
+
+    def __init__(self, env: LocomotionEnv):
+        n, feet = env.num_envs, env.feet.numel()
+        self.pos = torch.zeros(n, feet, 3, device=env.device, dtype=torch.float32)
+        self.fresh = torch.ones(n, device=env.device, dtype=torch.bool)  # pos is from before a reset
+
+    def __call__(self, env: LocomotionEnv) -> torch.Tensor:
+        pos = env.sim.xpos[:, env.feet].float()
+        vel = ((pos - self.pos) / env.dt).masked_fill(self.fresh[:, None, None], 0.0)
+        self.pos, self.fresh = pos, torch.zeros_like(self.fresh)
+        return (vel[..., :2].square().sum(dim=-1) * env.contact).sum(dim=1)
+
+    def reset(self, env: LocomotionEnv, mask: torch.Tensor) -> None:
+        self.fresh = self.fresh | mask
 
 
 @param_rules(period=POSITIVE, offsets=FINITE, stance=UNIT_OPEN)

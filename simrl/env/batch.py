@@ -256,6 +256,7 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         self.actions.masked_fill_(mask[:, None], 0.0)
         self.last_actions.masked_fill_(mask[:, None], 0.0)
         self.reset_envs(mask)
+        self.reward_manager.reset(self, mask)
         self.command_manager.resample(self, mask)
         self.event_manager.apply(self, "reset", mask)
         self.refresh()

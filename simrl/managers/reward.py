@@ -4,15 +4,22 @@ Every active term (weight != 0) is evaluated each step and stacked into one (N, 
 multiplied by `weight * dt` and summed: a few tensor ops whatever the number of terms. Each
 configured term (active or not) keeps a column of per-episode sums for the episode log and the
 curricula that read them.
+
+A term is a function `f(env, **params) -> (N,)`, or a class that keeps state between steps (a
+foot's last position, to difference): built once as `cls(env, **params)`, called as `term(env)`
+every step, and told of resets by `term.reset(env, mask)`. Its tensors are the manager's state,
+so a checkpoint holds them.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 
+from simrl.errors import ConfigError
 from simrl.managers.entries import term_func
 from simrl.managers.terms import RewardTerm, bind, reward_terms
 
@@ -34,13 +41,26 @@ class RewardManager:
         self.sums = torch.zeros(num_envs, len(self.names), **f32)  # one column per term
         self.episode_sums = {k: self.sums[:, i] for i, k in enumerate(self.names)}
         self.fns: list[Callable[..., torch.Tensor]] = []
+        self.stateful: dict[str, Any] = {}  # name -> a class term's instance (its state is saved)
 
     def bind(self, env: Any, table: Mapping[str, Callable[..., torch.Tensor]]) -> None:
         """The active terms as `f(env)`, params bound (names checked by the env's check_terms)."""
-        self.fns = []
+        self.fns, self.stateful = [], {}
         for _, t in self.active:
             where = f"reward term '{t.name}'"
-            self.fns.append(bind(env, term_func(table, t.func, where), t.params, where))
+            func = term_func(table, t.func, where)
+            if inspect.isclass(func) and not callable(getattr(func, "reset", None)):
+                raise ConfigError(f"{where}: {func.__name__} is a class, so it keeps state between steps; it "
+                                  "needs a reset(env, mask) method that clears the envs being reset")
+            fn = bind(env, func, t.params, where)
+            if inspect.isclass(func):  # a stateful term: built once, then called every step
+                fn = self.stateful[t.name] = fn(env)
+            self.fns.append(fn)
+
+    def reset(self, env: Any, mask: torch.Tensor) -> None:
+        """Tell the stateful terms which envs are being reset (bool `mask`, (N,))."""
+        for term in self.stateful.values():
+            term.reset(env, mask)
 
     def term_fn(self, name: str) -> Callable[..., torch.Tensor]:
         """The bound function of active term `name` (tests and tools evaluate one term)."""

@@ -46,9 +46,13 @@ def test_the_step_reward_pays_air_time_past_its_target_and_a_floor_stops_short_s
 
 
 def test_slip_counts_only_planted_feet(g1):
+    """Feet that moved (0.3, 0.4, 5) and (9, 9, 9) times dt since the last step: only the planted
+    ones count, and only horizontally."""
+    slip = foot_slip(g1)
+    slip.pos = g1.sim.xpos[:, g1.feet].float() - torch.tensor([[0.3, 0.4, 5.0], [9.0, 9.0, 9.0]]) * g1.dt
+    slip.fresh = torch.zeros(3, dtype=torch.bool)
     g1.contact = torch.tensor([[True, False], [False, False], [True, True]])
-    g1.foot_vel = torch.tensor([[[0.3, 0.4, 5.0], [9.0, 9.0, 9.0]]] * 3)
-    assert foot_slip(g1).tolist() == pytest.approx([0.25, 0.0, 0.25 + 162.0])
+    assert slip(g1).tolist() == pytest.approx([0.25, 0.0, 0.25 + 162.0], rel=1e-4)
 
 
 def test_posture_uses_each_joints_own_tolerance(g1):
@@ -64,14 +68,40 @@ def test_posture_uses_each_joints_own_tolerance(g1):
     assert posture(g1, std_by_joint=1.0).shape == (3,)
 
 
-def test_foot_velocity_is_zero_right_after_a_reset_and_finite_while_walking(g1):
+def test_slip_is_zero_right_after_a_reset_and_its_state_is_the_envs(g1):
+    """foot_slip keeps the feet's last positions (a stateful term): the env's reset tells it, so
+    a reset env's teleported feet do not count as a slide; its state goes into checkpoints."""
     g1.reset()
+    slip = g1.reward_manager.stateful["foot_slip"]
     for _ in range(5):
         g1.step(torch.randn(3, g1.num_actions))
-    assert torch.isfinite(g1.foot_vel).all() and g1.foot_vel.abs().sum() > 0
-    g1.reset_envs(torch.tensor([True, False, False]))
-    g1.update()  # the next step's finite difference: a reset env's feet teleported, not slid
-    assert g1.foot_vel[0].abs().sum() == 0
+    g1.contact = torch.ones(3, 2, dtype=torch.bool)
+    before = slip.pos.clone()
+    g1.sim.qpos[0, :2] += 0.5  # env 0 moved between steps (a reset puts it elsewhere)
+    g1.sim.forward()
+    g1.reward_manager.reset(g1, torch.tensor([True, False, False]))
+    assert slip(g1)[0] == 0 and torch.isfinite(slip.pos).all() and not torch.equal(slip.pos, before)
+    state = g1.state_dict()["task"]["reward_manager"]
+    assert "foot_slip" in str(state)  # the term's tensors are saved with the env
+
+
+def test_a_stateful_term_without_reset_is_refused():
+    class Trace:
+        def __init__(self, env):
+            self.n = env.num_envs
+
+        def __call__(self, env):
+            return torch.zeros(self.n)
+
+    from simrl.envs.locomotion import LocomotionEnv
+
+    LocomotionEnv.REWARD_TERMS["trace_no_reset"] = Trace
+    try:
+        with pytest.raises(ConfigError, match=r"reward term 'trace_no_reset': Trace is a class, so it keeps "
+                                              r"state between steps; it needs a reset\(env, mask\)"):
+            simrl.make("quadruped", 2, device="cpu", cfg={"rewards": {"trace_no_reset": 1.0}})
+    finally:
+        del LocomotionEnv.REWARD_TERMS["trace_no_reset"]
 
 
 def test_a_per_joint_param_that_misses_a_joint_is_named():
