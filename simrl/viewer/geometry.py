@@ -103,3 +103,19 @@ def xmat_to_wxyz(xmat: np.ndarray) -> np.ndarray:
     for k, row in enumerate(flat):
         mujoco.mju_mat2Quat(out[k], row)
     return out.reshape(*np.shape(xmat)[:-1], 4)
+
+
+def robot_size(m: mujoco.MjModel) -> float:
+    """The diagonal (m) of the box around every body but the world's in the model's first
+    keyframe (or its default pose): how far the camera stands from a hand, a dog or a humanoid."""
+    d = mujoco.MjData(m)
+    if m.nkey:
+        mujoco.mj_resetDataKeyframe(m, d, 0)
+    mujoco.mj_kinematics(m, d)
+    pos = d.xpos[1:] if m.nbody > 1 else np.zeros((1, 3))
+    return float(np.linalg.norm(pos.max(axis=0) - pos.min(axis=0)))
+
+
+def camera_distance(m: mujoco.MjModel, far: float = 2.2) -> float:
+    """A camera distance that frames the robot: 3 robot sizes, between 0.4 m and `far`."""
+    return float(np.clip(3.0 * robot_size(m), 0.4, far))

@@ -11,6 +11,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from simrl.render import RenderError, _gl_hint
+from simrl.viewer.geometry import camera_distance
 
 
 def frames(source: Any, seconds: float, width: int = 480, height: int = 360, fps: float = 25.0,
@@ -27,7 +28,7 @@ def frames(source: Any, seconds: float, width: int = 480, height: int = 360, fps
     renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = False
     cam = mujoco.MjvCamera()
     cam.type = mujoco.mjtCamera.mjCAMERA_FREE
-    cam.distance = distance or 2.2
+    cam.distance = distance or camera_distance(m)
     cam.azimuth, cam.elevation = 135.0, -20.0
     root = min(1, m.nbody - 1)
     every = frame_every(source, fps)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from simrl.viewer.geometry import geom_meshes, has_plane, xmat_to_wxyz
+from simrl.viewer.geometry import camera_distance, geom_meshes, has_plane, xmat_to_wxyz
 from simrl.viewer.keys import HELP, KEYS, Controls
 
 PLOT_EVERY = 5  # frames between plot updates
@@ -47,6 +47,8 @@ class WebViewer:
         self.frames = 0
         self.fps = 0.0
         self.offsets = self._offsets(spacing)
+        # the camera's offset from the followed base, scaled to the robot (a hand is small)
+        self.camera_offset = CAMERA_OFFSET * camera_distance(source.model) / 2.2
         self._placed: dict[int, int] = {}  # client id -> frames it has been followed
         self._draw_scene()
         self._gui(plots)
@@ -121,7 +123,7 @@ class WebViewer:
                 continue
             offset = client.camera.position - client.camera.look_at
             if first or not 0.2 < np.linalg.norm(offset) < 30.0:
-                offset = CAMERA_OFFSET
+                offset = self.camera_offset
             with client.atomic():  # position first: the client moves its target with it
                 client.camera.position = base + offset
                 client.camera.look_at = base

@@ -3,7 +3,8 @@
 import mujoco
 import numpy as np
 
-from simrl.viewer.geometry import geom_meshes, has_plane, xmat_to_wxyz
+import simrl
+from simrl.viewer.geometry import camera_distance, geom_meshes, has_plane, robot_size, xmat_to_wxyz
 from simrl.viewer.keys import Controls
 
 XML = """
@@ -67,3 +68,12 @@ def test_command_keys_do_nothing_without_a_command():
     c.press("I")
     c.press("space")
     assert c.command is None and not c.changed
+
+
+def test_the_camera_stands_back_by_the_robots_size():
+    """A hand is framed from closer than a dog, a humanoid from no farther than the default."""
+    hand = simrl.make("inhand_rotate", 1, device="cpu").model
+    dog = simrl.make("quadruped", 1, device="cpu").model
+    person = simrl.make("humanoid", 1, device="cpu").model
+    assert 0.15 < robot_size(hand) < 0.3 < robot_size(dog) < robot_size(person)
+    assert 0.4 <= camera_distance(hand) < camera_distance(dog) < camera_distance(person) == 2.2
