@@ -61,9 +61,10 @@ def hand_pose(env: Any) -> torch.Tensor:
     return (env.joint_pos - env.default_joint_pos).square().sum(dim=1)
 
 
-def dropped(env: Any, body: int, min_height: float) -> torch.Tensor:
-    """1 where the object fell below `min_height` this step: a cost, paid once per drop."""
-    return object_below(env, body, min_height).float()
+def dropped(env: Any, body: int, min_height: float | None = None) -> torch.Tensor:
+    """1 where the object fell below `min_height` (None: the task's `drop_height`, where the
+    episode ends) this step: a cost, paid once per drop."""
+    return object_below(env, body, env.cfg.drop_height if min_height is None else min_height).float()
 
 
 def _policy_obs() -> list[ObsTerm]:
@@ -96,7 +97,7 @@ def _rewards() -> dict[str, Any]:
         "cube_speed": {"weight": -0.5, "params": cube},
         "hand_pose": -0.05,
         "action_rate": -0.01,
-        "dropped": {"weight": -100.0, "params": {**cube, "min_height": 0.12}},
+        "dropped": {"weight": -100.0, "params": cube},
     }
 
 

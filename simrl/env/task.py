@@ -151,8 +151,9 @@ class TaskHooks:
         return {**spec, **{k: v for k, v in extra.items() if v}}
 
     def sim_readings(self) -> dict[str, Any]:
-        """{reading: how sim-to-sim makes it from MuJoCo's state}, from the `sim` part of the
-        policy's observation terms' declared reads (an object's pose: simrl.mdp.objects)."""
+        """{reading: how sim-to-sim makes it from MuJoCo's state}, from the `sim` part of every
+        observation group's declared reads (an object's pose: simrl.mdp.objects); a reading only
+        a critic's term declares is made too, and the policy does not ask for it."""
         from simrl.managers.observation import deploy_read
         from simrl.managers.terms import resolve
 

@@ -35,10 +35,11 @@ class MetricManager:
 def metric(func: Callable[..., torch.Tensor] | None = None, *,
            sim: Callable[..., float] | None = None) -> Any:
     """Declare beside a metric or tracking term how sim-to-sim computes the same figure from
-    MuJoCo C's state: `sim(m: MjModel, d: MjData) -> float`, a module-level function free of
-    torch. Export names it in policy.json (`deploy.metrics`), so sim-to-sim reports the figure
-    for any task without knowing it: a tracking term's mean over each episode's settled steps,
-    a metric term's value at the episode's end.
+    MuJoCo C's state: `sim(m: MjModel, d: MjData) -> float`, a module-level function on numpy and
+    MuJoCo alone. Export names it in policy.json (`deploy.metrics`), so sim-to-sim reports the
+    figure for any task without knowing it: a tracking term's mean over each episode's settled
+    steps, a metric term's value at the episode's end. Sim-to-sim imports the twin's module (the
+    task's), so it runs where the task's code and what that imports are installed.
 
         @metric(sim=cube_turn_rate_mj)
         def cube_turn_rate(env): ..."""

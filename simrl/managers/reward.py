@@ -25,9 +25,11 @@ from simrl.managers.terms import RewardTerm, bind, reward_terms
 
 
 class RewardManager:
-    """The config's `rewards` of one env batch. State: the running episodes' sums."""
+    """The config's `rewards` of one env batch. State: the running episodes' sums and the
+    stateful terms' attributes."""
 
-    not_state = frozenset({"names", "terms", "active", "fns", "columns", "weights", "episode_sums"})
+    not_state = frozenset({"names", "terms", "active", "fns", "columns", "weights", "episode_sums",
+                           "stateful"})
 
     def __init__(self, rewards: Mapping[str, Any], dt: float, num_envs: int, device: torch.device,
                  only_positive: bool = False):
@@ -41,11 +43,14 @@ class RewardManager:
         self.sums = torch.zeros(num_envs, len(self.names), **f32)  # one column per term
         self.episode_sums = {k: self.sums[:, i] for i, k in enumerate(self.names)}
         self.fns: list[Callable[..., torch.Tensor]] = []
-        self.stateful: dict[str, Any] = {}  # name -> a class term's instance (its state is saved)
+        self.stateful: dict[str, Any] = {}  # name -> a class term's instance
+        # name -> that instance's attributes (its own __dict__): saved with the env, restored in
+        # place, whichever package the term comes from
+        self.term_state: dict[str, dict[str, Any]] = {}
 
     def bind(self, env: Any, table: Mapping[str, Callable[..., torch.Tensor]]) -> None:
         """The active terms as `f(env)`, params bound (names checked by the env's check_terms)."""
-        self.fns, self.stateful = [], {}
+        self.fns, self.stateful, self.term_state = [], {}, {}
         for _, t in self.active:
             where = f"reward term '{t.name}'"
             func = term_func(table, t.func, where)
@@ -55,6 +60,7 @@ class RewardManager:
             fn = bind(env, func, t.params, where)
             if inspect.isclass(func):  # a stateful term: built once, then called every step
                 fn = self.stateful[t.name] = fn(env)
+                self.term_state[t.name] = vars(fn)
             self.fns.append(fn)
 
     def reset(self, env: Any, mask: torch.Tensor) -> None:

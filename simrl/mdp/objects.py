@@ -7,9 +7,11 @@ and its fall ending the episode.
                           params: {body: cube, x: [0.08, 0.12], y: [-0.01, 0.01], z: [0.16, 0.17]}}}
     terminations: {cube_dropped: {func: object_below, params: {body: cube, min_height: 0.05}}}
 
-State is read from the object's free joint (`qpos`, `qvel`), which a reset sets, so the first
-observation of an episode is the object's new pose. Poses are in the robot's base frame: its
-root body, whose world pose (`xpos`, `xquat`) is fixed for a fixed-base robot (a hand, an arm).
+State is read from the object's free joint (`qpos`, `qvel`), which a reset sets. Poses are in
+the robot's base frame, its root body's: for a fixed-base robot (a hand, an arm) that pose never
+moves and is known from the model, so the first observation of an episode is the object's new
+pose; for a floating base it is the last physics step's (`xpos`, `xquat`), one step stale in the
+first observation after a reset.
 Each term declares what a robot-side program and sim-to-sim need: the observation its reading
 (policy.json `deploy.sim_readings` says how sim-to-sim makes it from MuJoCo's state), the event
 and termination their facts (`deploy.reset.object_poses`, `deploy.termination.min_body_height`).
@@ -47,8 +49,12 @@ _FIXED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> a fixe
 def _base_pose(env: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """The robot's root body pose in the world, (N, 3) and (N, 4). A fixed base's never moves:
     computed once from the model, so it holds before the first physics step too."""
-    base = env.scene.root_body
-    if not env.scene.fixed_base:
+    scene = getattr(env, "scene", None)
+    if scene is None:
+        raise ConfigError(f"object_pose needs a task over a robot scene (a config with `robot`); task "
+                          f"'{env.task_name}' has none: read the object with a term of its own")
+    base = scene.root_body
+    if not scene.fixed_base:
         return env.sim.xpos[:, base].float(), env.sim.xquat[:, base].float()
     if env not in _FIXED:
         d = mujoco.MjData(env.model)
@@ -75,9 +81,9 @@ def _pose_read(params: dict[str, Any]) -> dict[str, Any]:
 @observation(read=_pose_read)
 def object_pose(env: Any, body: int) -> torch.Tensor:
     """`body`'s position (3) and orientation (4, wxyz) in the robot's base frame (N, 7)."""
+    base_pos, base_quat = _base_pose(env)
     q, _ = free_joint(env, body, "object_pose")
     pos_w, quat_w = env.sim.qpos[:, q : q + 3].float(), env.sim.qpos[:, q + 3 : q + 7].float()
-    base_pos, base_quat = _base_pose(env)
     return torch.cat([quat_rotate_inv(base_quat, pos_w - base_pos),
                       quat_mul(quat_conjugate(base_quat), quat_w)], dim=1)
 

@@ -189,9 +189,12 @@ class Twins:
     def reset(self) -> None:
         self.values: dict[str, list[float]] = {name: [] for name in self.specs}
 
-    def step(self, m: mujoco.MjModel, d: mujoco.MjData, settled: bool) -> None:
+    def step(self, m: mujoco.MjModel, d: mujoco.MjData, settled: bool, ending: bool) -> None:
+        """A tracking figure counts the settled steps an episode goes on from, as evaluation
+        counts them (not the one it ends on); a metric keeps its value at every step, the last
+        one being the episode's end."""
         for name, f in self.funcs.items():
-            if settled or self.specs[name]["reduce"] == "final":
+            if self.specs[name]["reduce"] == "final" or (settled and not ending):
                 self.values[name].append(float(f(m, d)))
 
     def end_episode(self) -> None:
@@ -298,7 +301,6 @@ def run_sim2sim(
             r = robot_sim.latest().readings
             if success:
                 success.step(m, d)
-            twins.step(m, d, t >= settle)
             if tracks and t >= settle:
                 lin.append(np.linalg.norm(r["base_lin_vel"][:2] - np.asarray(command[:2])))
                 yaw.append(abs(r["gyro"][2] - command[2]))
@@ -307,8 +309,9 @@ def run_sim2sim(
                 xy = d.qpos[root_qpos : root_qpos + 2]
                 ground = float(grid.height_at(xy[0], xy[1]))
                 far |= bool(np.linalg.norm(xy - start) > grid.cfg.tile_size / 2)
-            if fell(m, d, r, term, root_qpos, bodies, ground):
-                down = True
+            down = fell(m, d, r, term, root_qpos, bodies, ground)
+            twins.step(m, d, t >= settle, ending=down or t == steps - 1)
+            if down:
                 break
         falls.append(down)
         faults.append(fault)

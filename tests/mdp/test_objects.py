@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+import simrl
 from simrl.deploy.runtime import observation
 from simrl.env import EnvBatch, EnvCfg, ObsTerm
 from simrl.errors import ConfigError
@@ -61,7 +62,7 @@ class ArmAndBoxCfg(EnvCfg):
         "arm": {"func": "reset_joints_uniform", "mode": "reset", "params": {"noise": 0.1}},
         "box": {"func": "reset_object_pose", "mode": "reset", "params": {"body": "box", **BOX}}})
     terminations: dict = field(default_factory=lambda: {
-        "box_low": {"func": "object_below", "params": {"body": "box", "min_height": 0.2}}})
+        "box_low": {"func": "object_below", "params": {"body": "box", "min_height": 0.35}}})
 
 
 def _env(n: int = 8, **changes) -> EnvBatch:
@@ -105,26 +106,36 @@ def test_deploy_reads_and_facts_rebuild_the_envs_observation_and_episode():
     spec = meta["deploy"]
     assert spec["sim_readings"] == {"box_pose": {"body": "box", "frame_body": None, "quantity": "pose"}}
     assert spec["reset"] == {"joint_noise": 0.1, "object_poses": {"box": BOX}}
-    assert spec["termination"] == {"min_body_height": {"box": 0.2}}
+    assert spec["termination"] == {"min_body_height": {"box": 0.35}}
     assert spec["metrics"] == {"box_spin": {"sim": f"{__name__}:box_spin_mj", "reduce": "mean"}}
     read = Readings(env.model, meta)
     gen = torch.Generator().manual_seed(0)
-    for _ in range(3):
+    q, v = env.scene.objects["box"].qpos, env.scene.objects["box"].dof
+    ended, spins = [], []
+    for _ in range(4):
+        # a box somewhere in its spawn box (some below the 0.35 m line), tumbling
+        env.sim.qpos[:, q + 2] = torch.rand(3, generator=gen, dtype=torch.float64) * 0.1 + 0.3
+        env.sim.qpos[:, q + 3 : q + 7] = torch.nn.functional.normalize(
+            torch.randn(3, 4, generator=gen, dtype=torch.float64), dim=1)
+        env.sim.qvel[:, v + 3 : v + 6] = torch.randn(3, 3, generator=gen, dtype=torch.float64)
         env.sim.forward()
         obs = env.compute_observations(commit=False)["policy"]
+        low, spin = env.termination_manager.compute(env), box_spin(env)
         for w in range(3):
             d = env.sim.get_mjdata(w)
             r = read(d, None)
             r["last_action"] = env.actions[w].numpy()
             np.testing.assert_allclose(observation(meta, r), obs[w].numpy(), atol=1e-5)
             # sim-to-sim's drop rule and the metric's twin agree with the env's terms
-            ended = bool(env.termination_manager.compute(env)[w])
-            assert fell(env.model, d, r, spec["termination"], None, []) == ended
+            assert fell(env.model, d, r, spec["termination"], None, []) == bool(low[w])
             twin = Twins(spec["metrics"])
             twin.reset()
-            twin.step(env.model, d, settled=True)
-            assert twin.values["box_spin"][0] == pytest.approx(float(box_spin(env)[w]), abs=1e-5)
+            twin.step(env.model, d, settled=True, ending=False)
+            assert twin.values["box_spin"][0] == pytest.approx(float(spin[w]), abs=1e-5)
+            ended.append(bool(low[w]))
+            spins.append(abs(float(spin[w])))
         env.step(0.5 * torch.randn(3, env.num_actions, generator=gen))
+    assert any(ended) and not all(ended) and min(spins) > 0  # both sides of the rule, real spins
 
 
 def test_sim2sim_starts_episodes_as_the_reset_facts_say():
@@ -148,6 +159,10 @@ def test_object_terms_refuse_bodies_without_a_free_joint_and_bad_ranges():
     no_free = r"object_pose: body 'link3' has no free joint; free bodies: \['box'\]"
     with pytest.raises(ConfigError, match=no_free):
         _env(2, observations={"policy": [ObsTerm("p", func="object_pose", params={"body": "link3"})]})
+    no_scene = r"object_pose needs a task over a robot scene \(a config with `robot`\); task 'cartpole'"
+    with pytest.raises(ConfigError, match=no_scene):
+        simrl.make("cartpole", 2, device="cpu", cfg={"observations": {"policy": {
+            "p": {"func": "object_pose", "params": {"body": "pole"}}}}})
     bad = {"body": "box", **BOX, "z": [0.4, 0.3]}
     with pytest.raises(ConfigError, match=r"reset_object_pose: z must be \[min, max\] with min <= max"):
         _env(2, events={"box": {"func": "reset_object_pose", "mode": "reset", "params": bad}})

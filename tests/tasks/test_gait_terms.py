@@ -81,8 +81,14 @@ def test_slip_is_zero_right_after_a_reset_and_its_state_is_the_envs(g1):
     g1.sim.forward()
     g1.reward_manager.reset(g1, torch.tensor([True, False, False]))
     assert slip(g1)[0] == 0 and torch.isfinite(slip.pos).all() and not torch.equal(slip.pos, before)
-    state = g1.state_dict()["task"]["reward_manager"]
-    assert "foot_slip" in str(state)  # the term's tensors are saved with the env
+    state = g1.state_dict()
+    saved = state["task"]["reward_manager"]["__object__"]["term_state"]["foot_slip"]
+    assert torch.equal(saved["pos"], slip.pos) and torch.equal(saved["fresh"], slip.fresh)
+    pos, fresh = slip.pos.clone(), slip.fresh.clone()
+    g1.step(torch.randn(3, g1.num_actions))  # moves the term's state on
+    assert not torch.equal(slip.pos, pos)
+    g1.load_state_dict(state)  # and a checkpoint's state puts it back
+    assert torch.equal(slip.pos, pos) and torch.equal(slip.fresh, fresh)
 
 
 def test_a_stateful_term_without_reset_is_refused():
