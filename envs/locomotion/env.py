@@ -33,7 +33,6 @@ from simrl.errors import ConfigError
 from simrl.managers.terms import index_of
 from simrl.math import quat_rotate, quat_rotate_inv, quat_yaw, yaw_quat, yaw_rotate
 from simrl.mdp.observations import OBSERVATIONS
-from simrl.mdp.rewards import action_rate
 from simrl.scene import Scene, assemble
 from simrl.terrain.curriculum import next_levels
 from simrl.terrain.heights import HeightField, scan_points
@@ -393,13 +392,7 @@ LocomotionEnv.OBS_TERMS = {**OBSERVATIONS, **{f.__name__: f for f in (
     obs.ground_friction, obs.height_scan, obs.gait_clock)}}
 LocomotionEnv.TERMINATION_TERMS = {**EnvBatch.TERMINATION_TERMS, "base_tilt": base_tilt,
                                    "base_height_below": base_height_below}
-LocomotionEnv.TRACKING_TERMS = {f.__name__: f for f in (rew.lin_vel_error, rew.yaw_rate_error)}
-LocomotionEnv.REWARD_TERMS = {
-    f.__name__: f
-    for f in (rew.alive, rew.track_lin_vel, rew.track_yaw_rate, rew.lin_vel_z, rew.ang_vel_xy,
-              rew.orientation, rew.torques, rew.joint_acc, action_rate, rew.joint_limits,
-              rew.non_foot_contact, rew.feet_air_time, rew.foot_clearance, rew.feet_air_time_biped,
-              rew.foot_slip, rew.posture, rew.gait_contact, rew.feet_height_phase)
-}
+LocomotionEnv.TRACKING_TERMS = rew.TRACKING
+LocomotionEnv.REWARD_TERMS = rew.REWARDS
 LocomotionEnv.ACTION_TERMS = {**EnvBatch.ACTION_TERMS, "reference_gait": ReferenceGait}
 LocomotionEnv.CURRICULUM_TERMS = {**EnvBatch.CURRICULUM_TERMS, "reference_gait_fade": ReferenceGaitFade}

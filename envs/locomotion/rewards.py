@@ -9,6 +9,7 @@ import torch
 
 from simrl.envs.locomotion.observations import asked_to_move, gait_phase
 from simrl.managers.terms import FINITE, NON_NEGATIVE, POSITIVE, UNIT_OPEN, param_rules
+from simrl.mdp.rewards import action_rate
 
 if TYPE_CHECKING:
     from simrl.envs.locomotion.env import LocomotionEnv
@@ -184,3 +185,13 @@ def posture(env: LocomotionEnv, std_by_joint: Any = 0.5) -> torch.Tensor:
     std = torch.as_tensor(std_by_joint, device=env.device, dtype=torch.float32)
     z = (env.joint_pos - env.default_joint_pos) / std
     return torch.exp(-z.square().mean(dim=1))
+
+
+# the velocity task's reward and tracking terms by name (a new term is added here, beside itself)
+REWARDS = {
+    f.__name__: f
+    for f in (alive, track_lin_vel, track_yaw_rate, lin_vel_z, ang_vel_xy, orientation, torques, joint_acc,
+              action_rate, joint_limits, non_foot_contact, feet_air_time, foot_clearance, feet_air_time_biped,
+              foot_slip, posture, gait_contact, feet_height_phase)
+}
+TRACKING = {f.__name__: f for f in (lin_vel_error, yaw_rate_error)}
