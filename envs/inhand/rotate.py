@@ -111,7 +111,10 @@ class InhandRotateCfg(EnvCfg):
 
     robot: Any = "leap_hand"  # a fixed-base hand (configs/robot)
     objects: dict = field(default_factory=lambda: {CUBE: {
-        "size": [0.0325, 0.0325, 0.0325], "mass": 0.1, "friction": [1.0, 0.005, 0.0001],
+        # friction 0.3, as Playground's cube: a contact takes the larger of its two geoms'
+        # (the hand's are 0.2, its tips 0.5), and at 1.0 the cube sticks to the palm (a
+        # 0.02 N m twist turns it at 0.08 rad/s, against 1.1 rad/s for 0.01 N m at 0.3)
+        "size": [0.0325, 0.0325, 0.0325], "mass": 0.1, "friction": [0.3, 0.005, 0.0001],
         "pos": [-0.02, 0.035, 0.135], "rgba": [0.9, 0.55, 0.1, 1.0]}})
     keyframe: str | None = "home"
     decimation: int | None = None
