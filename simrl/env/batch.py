@@ -62,7 +62,7 @@ from simrl.mdp.events import EVENT_TERMS
 from simrl.mdp.observations import OBSERVATIONS
 from simrl.mdp.rewards import REWARDS
 from simrl.mdp.terminations import TERMINATION_TERMS
-from simrl.sim import Sim, SimError, make_sim, resolve_device
+from simrl.sim import Sim, SimError, make_sim, resolve_backend, resolve_device
 
 
 class EnvBatch(TaskHooks, gym.vector.VectorEnv):
@@ -94,8 +94,12 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
             setattr(self, attr, table)
         model = self.build_model()
         cfg = self.cfg  # build_model may complete the config from the model (a robot's gait offsets)
+        sim_kwargs = dict(sim_kwargs or {})
+        if resolve_backend(backend, resolve_device(device)) == "mjwarp":  # the task's buffer sizes
+            for k, v in getattr(cfg, "MJWARP_BUFFERS", {}).items():  # where the sim config has none
+                sim_kwargs[k] = v if sim_kwargs.get(k) is None else sim_kwargs[k]
         self.sim: Sim = make_sim(model, num_envs, device=resolve_device(device), backend=backend,
-                                 keyframe=cfg.keyframe, **(sim_kwargs or {}))
+                                 keyframe=cfg.keyframe, **sim_kwargs)
         self.num_envs = n = num_envs
         self.device = self.sim.device
         self.model = self.sim.model

@@ -24,6 +24,9 @@ class EnvCfg:
     # kind (observations, rewards, metrics, tracking, events, terminations, commands, actions,
     # curriculum) -> {name: term function or class}: the task's terms beside the library's
     TERMS: ClassVar[dict[str, dict[str, Any]]] = {}
+    # MuJoCo Warp's per-world buffers (nconmax, njmax) where the sim config leaves them unset:
+    # a contact-rich task (a cube in a hand) needs more than the sizes drawn from its first state
+    MJWARP_BUFFERS: ClassVar[dict[str, int]] = {}
 
     model: str = ""  # MJCF path, relative to assets/ or absolute
     keyframe: str | None = None
