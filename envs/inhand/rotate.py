@@ -108,6 +108,9 @@ class InhandRotateCfg(EnvCfg):
         "rewards": {f.__name__: f for f in (cube_turn, cube_speed, hand_pose, dropped)},
         "tracking": {"turn_rate": turn_rate},
     }
+    # the cupped hand and a cube in it: sized from its first state (48 contacts, 64 rows per
+    # world) MuJoCo Warp drops rows on the first steps and resets the world as unstable
+    MJWARP_BUFFERS: ClassVar[dict[str, int]] = {"nconmax": 64, "njmax": 320}
 
     robot: Any = "leap_hand"  # a fixed-base hand (configs/robot)
     objects: dict = field(default_factory=lambda: {CUBE: {

@@ -76,3 +76,23 @@ def test_a_trained_policy_exports_and_runs_sim_to_sim(tmp_path):
     result = run_sim2sim(onnx, episodes=2, seed=0)
     assert result["episodes"] == 2 and np.isfinite(result["turn_rate"])
     assert 0.0 <= result["fall_share"] <= 1.0
+
+
+@pytest.mark.mjwarp
+@pytest.mark.parametrize("ending", [0, 3], ids=["no resets", "with resets"])
+def test_the_hand_steps_on_mjwarp_without_host_syncs(ending):
+    """The same task on MuJoCo Warp (Warp's CPU device here): a training step, resets included,
+    never waits on the device: the object terms read cached tables and draw for every env."""
+    from simrl.profile import count_syncs
+    from simrl.rl.vecenv import RslRlVecEnv
+
+    n = 8
+    env = simrl.make("inhand_rotate", n, device="cpu", backend="mjwarp", seed=0, sim={"graphs": False})
+    venv = RslRlVecEnv(env, log_every=0)
+    venv.step(torch.zeros(n, 16))  # warm-up: kernels, first allocations, cached tables
+    env.episode_length_buf.zero_()
+    env.episode_length_buf[:ending] = env.max_episode_length - 1  # these time out this step
+    with torch.inference_mode(), count_syncs() as syncs:
+        _, rew, dones, _ = venv.step(torch.zeros(n, 16))
+    assert syncs.total == 0, dict(syncs.by_op)
+    assert int(dones.sum()) == ending and torch.isfinite(rew).all()
