@@ -113,7 +113,7 @@ def test_make_vec_and_simrl_make():
 
 
 def test_unknown_task_and_keys_list_choices():
-    valid = r"\['cartpole', 'humanoid', 'lift', 'quadruped', 'reach'\]"
+    valid = r"\['cartpole', 'humanoid', 'inhand_rotate', 'lift', 'quadruped', 'reach'\]"
     with pytest.raises(KeyError, match=rf"unknown task 'quadrupod'; valid: {valid}"):
         make("quadrupod", 2)
     with pytest.raises(KeyError, match=r"unknown QuadrupedCfg keys \['pushh_vel'\]; valid: .*push_vel"):
