@@ -31,9 +31,19 @@ from simrl.managers.observation import observation
 from simrl.managers.termination import deploy_facts
 from simrl.math import quat_conjugate, quat_mul, quat_rotate, quat_rotate_inv, yaw_quat
 
+_FREE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> {body: (qpos, dof)}
+
 
 def free_joint(env: Any, body: int, term: str) -> tuple[int, int]:
-    """(qpos address, dof address) of `body`'s free joint; a body without one is refused."""
+    """(qpos address, dof address) of `body`'s free joint, looked up once per env and body (the
+    terms call it every step); a body without one is refused."""
+    known = _FREE.setdefault(env, {})
+    if body not in known:
+        known[body] = _free_joint(env, body, term)
+    return known[body]
+
+
+def _free_joint(env: Any, body: int, term: str) -> tuple[int, int]:
     m = env.model
     jnt = int(m.body_jntadr[body])
     if jnt < 0 or m.jnt_type[jnt] != mujoco.mjtJoint.mjJNT_FREE:
