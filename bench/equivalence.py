@@ -38,6 +38,7 @@ CASES: dict[str, list[str]] = {
     "cartpole": ["task=cartpole"],
     "reach": ["task=reach"],
     "lift": ["task=lift"],
+    "inhand_rotate": ["task=inhand_rotate"],
     "quadruped_mjwarp": ["task=quadruped", "sim=mjwarp"],  # the GPU code path, on Warp's CPU device
 }
 TRACE_ONLY = {"quadruped_mjwarp": 100}  # case -> steps: no training (Warp's CPU device is slow)

@@ -14,7 +14,7 @@ TASKS: dict[str, tuple[str, str, str]] = {
     "quadruped": (f"{_LOCO}:LocomotionEnv", f"{_LOCO}:QuadrupedCfg", "simrl/Quadruped-v0"),
     "humanoid": (f"{_LOCO}:LocomotionEnv", f"{_LOCO}:HumanoidCfg", "simrl/Humanoid-v0"),
     "cartpole": ("simrl.env:EnvBatch", f"{_CART}:CartpoleCfg", "simrl/Cartpole-v0"),
-    "reach": (f"{_ARM}:ReachEnv", f"{_ARM}:ReachCfg", "simrl/Reach-v0"),
-    "lift": (f"{_ARM}:LiftEnv", f"{_ARM}:LiftCfg", "simrl/Lift-v0"),
+    "reach": ("simrl.env:EnvBatch", f"{_ARM}:ReachCfg", "simrl/Reach-v0"),
+    "lift": ("simrl.env:EnvBatch", f"{_ARM}:LiftCfg", "simrl/Lift-v0"),
     "inhand_rotate": ("simrl.env:EnvBatch", f"{_HAND}:InhandRotateCfg", "simrl/InhandRotate-v0"),
 }

@@ -13,6 +13,7 @@ angular velocity about z (rad/s), by the same declaration.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -140,10 +141,11 @@ class InhandRotateCfg(EnvCfg):
         cube = {"body": CUBE}
         return {
             "events": {
-                "hand": {"func": "reset_joints_uniform", "mode": "reset",
+                "hand": {"func": "reset_joints_uniform", "mode": "spawn",
                          "params": {"noise": self.init_joint_noise}},
-                "place_cube": {"func": "reset_object_pose", "mode": "reset", "params": {
-                    **cube, "x": list(self.spawn_x), "y": list(self.spawn_y), "z": list(self.spawn_z)}}},
+                "place_cube": {"func": "reset_object_pose", "mode": "spawn", "params": {
+                    **cube, "x": list(self.spawn_x), "y": list(self.spawn_y), "z": list(self.spawn_z),
+                    "yaw": [-math.pi, math.pi]}}},
             "terminations": {"cube_dropped": {"func": "object_below",
                                               "params": {**cube, "min_height": self.drop_height}}},
         }

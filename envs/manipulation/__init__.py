@@ -1,8 +1,8 @@
 """Manipulation with a fixed-base arm: `reach` (the end-effector to a sampled pose) and `lift`
-(a cube to a target position). `arm` holds what both share."""
+(a cube to a target position), each a config over the env batch. `arm` holds what both share."""
 
-from simrl.envs.manipulation.arm import ArmEnv
-from simrl.envs.manipulation.lift import LiftCfg, LiftEnv
-from simrl.envs.manipulation.reach import ReachCfg, ReachEnv
+from simrl.envs.manipulation.arm import ArmCfg
+from simrl.envs.manipulation.lift import LiftCfg
+from simrl.envs.manipulation.reach import ReachCfg
 
-__all__ = ["ArmEnv", "LiftCfg", "LiftEnv", "ReachCfg", "ReachEnv"]
+__all__ = ["ArmCfg", "LiftCfg", "ReachCfg"]

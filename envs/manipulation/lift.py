@@ -1,23 +1,34 @@
-"""`lift`: pick up a cube with the Panda's gripper and carry it to a target position."""
+"""`lift`: pick up a cube with the Panda's gripper and carry it to a target position.
+
+Isaac Lab's lift recipe as configuration: a fixed-base arm with a gripper (`robot:
+franka_panda_hand`), a free cube on the floor (`objects`), a target position (the command
+`object_target`) drawn in the air in front of the arm. The policy reads its joints, the cube's
+position (perception's estimate: the reading `object_pos`), where the cube must go and where
+the gripper is from it. An episode succeeds where the cube ends within `success_dist` of the
+target, never dropped after it was lifted (metric `success`; also `final_object_error`,
+`lifted`).
+"""
 
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
 
-from simrl.env import EnvCfg, ObsTerm
-from simrl.envs.manipulation.arm import ArmEnv
-from simrl.envs.manipulation.reach import OBS, REWARDS
+from simrl.env import ObsTerm
+from simrl.envs.manipulation.arm import EE_POSE_DOC, ArmCfg
 from simrl.errors import ConfigError
+from simrl.managers.metric import metric
 from simrl.managers.observation import observation
 from simrl.managers.terms import POSITIVE, param_rules
+from simrl.mdp.frames import body_pos_b, ee_site, site_pose_b
 
-# --- lift: pick up a cube and carry it to a target position --------------------------------------
 CUBE = "cube"
 GRIPPER = "gripper"  # Menagerie mjx_panda's site between the fingertips
+TARGET = "object_target"  # the command entry the terms read
 
 
 def _lift_policy_obs() -> list[ObsTerm]:
@@ -42,15 +53,142 @@ def _lift_rewards() -> dict[str, Any]:
         "object_goal": {"weight": 16.0, "func": "object_goal_tanh", "params": {**cube, "std": 0.3}},
         "object_goal_fine": {"weight": 5.0, "func": "object_goal_tanh", "params": {**cube, "std": 0.05}},
         "action_rate": -1e-4,
-        "joint_vel": -1e-4,
+        "joint_vel": {"weight": -1e-4, "func": "joint_vel_l2"},
     }
 
 
+# --- the object's state ---------------------------------------------------------------------------
+_REST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> {body: rest height}
+
+
+def object_height(env: Any, body: int) -> torch.Tensor:
+    """Height (N,) of the object `body` above where it rests in the scene's keyframe."""
+    rest = _REST.setdefault(env, {})
+    if body not in rest:
+        found = [o.rest_pos[2] for o in env.scene.objects.values() if o.body == body]
+        if not found:
+            raise ConfigError(f"body '{env.model.body(body).name}' is not an object of the scene; objects: "
+                              f"{sorted(env.scene.objects)}")
+        rest[body] = float(found[0])
+    return env.sim.xpos[:, body, 2].float() - rest[body]
+
+
+def target_pos_b(env: Any) -> torch.Tensor:
+    """Where to carry the object (N, 3), base frame: the position command."""
+    return env.required_command(TARGET, "position_command").pos_b
+
+
+def object_error(env: Any) -> torch.Tensor:
+    """Distance (N,) from the carried object (`cfg.object`) to the target (m)."""
+    body = env.model.body(env.cfg.object).id
+    return (body_pos_b(env, body) - target_pos_b(env)).norm(dim=1)
+
+
+# --- observation terms: f(env, **params) -> (N, d), each with how a robot supplies it ----------
+_POS = "position in the arm's base frame [x, y, z] (m)"
+
+
+def _object_sim(params: dict[str, Any]) -> dict[str, Any]:
+    return {"body": params["body"], "frame_body": None}
+
+
+@observation(read=lambda params: {"reading": "object_pos", "sim": _object_sim(params),
+                                  "doc": f"the object's {_POS}: perception's estimate"})
+def object_pos(env: Any, body: int) -> torch.Tensor:
+    """`body`'s position in the base frame (3)."""
+    return body_pos_b(env, body)
+
+
+@observation(read=lambda params: {"reading": ["object_pos", "target_pos"], "op": "difference",
+                                  "doc": {"target_pos": f"where to carry the object: a {_POS}"},
+                                  "sim": {"object_pos": _object_sim(params)}})
+def object_to_target(env: Any, body: int) -> torch.Tensor:
+    """Target minus `body`'s position, base frame (3)."""
+    return target_pos_b(env) - body_pos_b(env, body)
+
+
+@observation(read=lambda params: {"reading": ["ee_pose", "object_pos"], "op": "difference",
+                                  "doc": {"ee_pose": EE_POSE_DOC},
+                                  "sim": {"ee_pose": {"site": params.get("site"), "frame_body": None},
+                                          "object_pos": _object_sim(params)}})
+def gripper_to_object(env: Any, body: int, site: int | None = None) -> torch.Tensor:
+    """`body`'s position minus `site`'s (None: the ee_site), base frame (3)."""
+    return body_pos_b(env, body) - site_pose_b(env, ee_site(env, site))[0]
+
+
+# --- reward terms: f(env, **params) -> (N,) ----------------------------------------------------
+@param_rules(std=POSITIVE)
+def gripper_object_tanh(env: Any, body: int, std: float, site: int | None = None) -> torch.Tensor:
+    """1 with the gripper at the object, falling off over `std` metres."""
+    return 1.0 - torch.tanh(gripper_to_object(env, body, site).norm(dim=1) / std)
+
+
+def object_lifted(env: Any, body: int) -> torch.Tensor:
+    """1 where `body` is higher than `lift_height` above its rest height."""
+    return (object_height(env, body) > env.cfg.lift_height).float()
+
+
+@param_rules(std=POSITIVE)
+def object_goal_tanh(env: Any, body: int, std: float) -> torch.Tensor:
+    """1 with the lifted object at the target, falling off over `std` metres; 0 unlifted."""
+    dist = object_to_target(env, body).norm(dim=1)
+    return object_lifted(env, body) * (1.0 - torch.tanh(dist / std))
+
+
+# --- metrics at each episode's end -------------------------------------------------------------
+class Lifted:
+    """1 where the object (`cfg.object`) was lifted `lift_height` above its rest at some point."""
+
+    def __init__(self, env: Any):
+        self.body = env.model.body(env.cfg.object).id
+        self.grasped = torch.zeros(env.num_envs, device=env.device, dtype=torch.bool)
+
+    def update(self, env: Any) -> None:
+        self.grasped |= object_height(env, self.body) > env.cfg.lift_height
+
+    def reset(self, env: Any, mask: torch.Tensor) -> None:
+        self.grasped.masked_fill_(mask, False)
+
+    def __call__(self, env: Any) -> torch.Tensor:
+        return self.grasped.float()
+
+
+def _carried_rule(env: Any) -> dict[str, Any]:
+    cfg = env.cfg
+    rest = float(env.scene.objects[cfg.object].rest_pos[2])
+    return {"kind": "object_at_target", "body": cfg.object, "frame_body": env.scene.robot.root_body,
+            "dist": cfg.success_dist, "lift_height": cfg.lift_height, "rest_z": rest}
+
+
+@metric(success=_carried_rule)
+class Carried(Lifted):
+    """1 where the object ends within `success_dist` of the target and was not dropped (back
+    on the floor) after it was lifted."""
+
+    def __init__(self, env: Any):
+        super().__init__(env)
+        self.dropped = torch.zeros_like(self.grasped)
+
+    def update(self, env: Any) -> None:
+        super().update(env)
+        self.dropped |= self.grasped & (object_height(env, self.body) < 0.005)
+
+    def reset(self, env: Any, mask: torch.Tensor) -> None:
+        super().reset(env, mask)
+        self.dropped.masked_fill_(mask, False)
+
+    def __call__(self, env: Any) -> torch.Tensor:
+        return ((object_error(env) < env.cfg.success_dist) & ~self.dropped).float()
+
+
 @dataclass
-class LiftCfg(EnvCfg):
+class LiftCfg(ArmCfg):
     task_name: ClassVar[str] = "lift"
-    # fields added after runs were saved, with the values those runs were trained with
-    since: ClassVar[dict[str, Any]] = {"gripper": None}
+    TERMS: ClassVar[dict[str, dict[str, Any]]] = {
+        "observations": {f.__name__: f for f in (object_pos, object_to_target, gripper_to_object)},
+        "rewards": {f.__name__: f for f in (gripper_object_tanh, object_lifted, object_goal_tanh)},
+        "metrics": {"success": Carried, "final_object_error": object_error, "lifted": Lifted},
+    }
     robot: Any = "franka_panda_hand"  # an arm with a gripper among its joints
     # the gripper's joint: one binary action column (open where the action is > 0, else closed;
     # Isaac Lab's lift recipe), the arm's joints targets as in reach; None: the gripper's joint
@@ -58,13 +196,7 @@ class LiftCfg(EnvCfg):
     gripper: str | None = "finger_joint1"
     objects: dict = field(default_factory=lambda: {CUBE: {"size": [0.02, 0.02, 0.02], "mass": 0.05,
                                                           "pos": [0.5, 0.0, 0.0]}})
-    keyframe: str | None = "home"
-    decimation: int | None = None
-    control_dt: float = 0.02
     episode_length_s: float = 5.0
-    action_mode: str = "absolute"  # see ReachCfg
-    action_scale: float | None = None  # None: the robot config's
-    action_clip: float = 10.0
     observations: dict = field(default_factory=lambda: {
         "policy": _lift_policy_obs(),
         "critic": [ObsTerm(t.name, t.scale, params=t.params) for t in _lift_policy_obs()]})
@@ -80,139 +212,31 @@ class LiftCfg(EnvCfg):
     lift_height: float = 0.04  # m above its rest height: lifted
     success_dist: float = 0.03  # m from the target at the episode's end
 
+    def spawn_events(self) -> dict[str, dict[str, Any]]:
+        """The arm's, then the object on the floor in its spawn box."""
+        if self.object not in (self.objects or {}):
+            raise ConfigError(f"object '{self.object}' is not in the scene; objects: "
+                              f"{sorted(self.objects or {})}")
+        return {**super().spawn_events(), "place_object": {"func": "reset_object_pose", "mode": "spawn",
+                "params": {"body": self.object, "x": list(self.spawn_x), "y": list(self.spawn_y)}}}
 
-class LiftEnv(ArmEnv):
-    task_name = "lift"
-    cfg: LiftCfg
+    def own_entries(self) -> dict[str, dict[str, Any]]:
+        """The arm's entries; the arm's joint targets and, where `gripper` names a joint, the
+        binary gripper on it (`gripper`); where to carry the object (`object_target`), drawn at
+        each reset from the target_* fields."""
+        out = super().own_entries()
+        if self.gripper is not None:
+            from simrl.scene import load_robot
 
-    def setup(self) -> None:
-        super().setup()
-        n, dev, cfg = self.num_envs, self.device, self.cfg
-        if cfg.object not in self.scene.objects:
-            raise ConfigError(f"object '{cfg.object}' is not in the scene; objects: "
-                              f"{sorted(self.scene.objects)}")
-        ids = self.scene.objects[cfg.object]
-        self.obj_body, self.obj_qpos = ids.body, ids.qpos
-        self.obj_rest_z = float(ids.rest_pos[2])
-        self.grasped = torch.zeros(n, device=dev, dtype=torch.bool)  # lifted at some point
-        self.dropped = torch.zeros(n, device=dev, dtype=torch.bool)  # back down after that
-
-    def task_actions(self) -> dict[str, dict[str, Any]]:
-        """The arm's joint targets (`joint_pos`) and, where `gripper` names a joint, the binary
-        gripper on it (`gripper`)."""
-        cfg = self.cfg
-        if cfg.gripper is None:
-            return super().task_actions()
-        if cfg.gripper not in self.robot.joints:
-            raise ConfigError(f"gripper '{cfg.gripper}' is not one of the robot's policy joints "
-                              f"{list(self.robot.joints)}: name one, or gripper: null")
-        arm = [re.escape(j) for j in self.robot.joints if j != cfg.gripper]
-        return {"joint_pos": {"func": "joint_position_action",
-                              "params": {"joints": arm, "mode": cfg.action_mode}},
-                "gripper": {"func": "binary_gripper_action", "params": {"joint": re.escape(cfg.gripper)}}}
-
-    def task_commands(self) -> dict[str, dict[str, Any]]:
-        """Where to carry the object (`object_target`), drawn at each reset from the target_* fields."""
-        cfg = self.cfg
-        return {"object_target": {"func": "position_command", "params": {
-            k: list(getattr(cfg, f"target_{k}")) for k in ("x", "y", "z")}}}
-
-    def link_terms(self) -> None:
-        """`target_pos_b` is the object_target command's tensor."""
-        self.target_pos_b = self.required_command("object_target", "position_command").pos_b
-
-    def object_height(self, body: int) -> torch.Tensor:
-        """Height (N,) of `body` above its rest height."""
-        return self.sim.xpos[:, body, 2].float() - self.obj_rest_z
-
-    def update(self) -> None:
-        h = self.object_height(self.obj_body)
-        self.grasped |= h > self.cfg.lift_height
-        self.dropped |= self.grasped & (h < 0.005)
-
-    def reset_envs(self, mask: torch.Tensor) -> None:
-        n, cfg, rows = self.num_envs, self.cfg, mask[:, None]
-        self.reset_joints(mask, cfg.init_joint_noise)
-        q = self.obj_qpos
-        xy = torch.stack([self.uniform((n,), *cfg.spawn_x), self.uniform((n,), *cfg.spawn_y)], dim=1)
-        self.sim.qpos[:, q : q + 2] = torch.where(rows, xy.to(self.sim.dtype), self.sim.qpos[:, q : q + 2])
-        self.grasped.masked_fill_(mask, False)
-        self.dropped.masked_fill_(mask, False)
-        self.sim.forward(mask)  # the first observation reads the gripper's and the cube's poses
-
-    def deploy_spec(self) -> dict:
-        spec = super().deploy_spec()
-        cfg, base = self.cfg, self.scene.robot.root_body
-        spec["scene"] = {"robot": self.scene.robot.to_dict(), "objects": dict(cfg.objects)}
-        spec["reset"] = {"joint_noise": cfg.init_joint_noise,
-                         "objects": [{"body": cfg.object, "x": list(cfg.spawn_x), "y": list(cfg.spawn_y)}]}
-        # what a robot's controller and its perception give, made by sim-to-sim from the state
-        spec["sim_readings"] = {"ee_pose": {"site": cfg.ee_site, "frame_body": base},
-                                "object_pos": {"body": cfg.object, "frame_body": base}}
-        spec["success"] = {"kind": "object_at_target", "body": cfg.object, "frame_body": base,
-                           "dist": cfg.success_dist, "lift_height": cfg.lift_height,
-                           "rest_z": self.obj_rest_z}
-        return spec
-
-    def object_error(self) -> torch.Tensor:
-        """Distance (N,) from the carried object to the target (m)."""
-        return (self.body_pos_b(self.obj_body) - self.target_pos_b).norm(dim=1)
-
-
-_POS = "position in the arm's base frame [x, y, z] (m)"
-
-
-# the cube's position is perception's estimate; the target the operator's
-@observation(read={"reading": "object_pos", "doc": f"the object's {_POS}: perception's estimate"})
-def object_pos(env: LiftEnv, body: int) -> torch.Tensor:
-    """`body`'s position in the base frame (3)."""
-    return env.body_pos_b(body)
-
-
-@observation(read={"reading": ["object_pos", "target_pos"], "op": "difference",
-                   "doc": {"target_pos": f"where to carry the object: a {_POS}"}})
-def object_to_target(env: LiftEnv, body: int) -> torch.Tensor:
-    """Target minus `body`'s position, base frame (3)."""
-    return env.target_pos_b - env.body_pos_b(body)
-
-
-@observation(read={"reading": ["ee_pose", "object_pos"], "op": "difference",
-                   "doc": {"ee_pose": "the gripper site's pose the arm's controller computes (forward "
-                                      "kinematics), in its base frame: [x, y, z] m, quaternion wxyz"}})
-def gripper_to_object(env: LiftEnv, body: int, site: int | None = None) -> torch.Tensor:
-    """`body`'s position minus `site`'s, base frame (3)."""
-    return env.body_pos_b(body) - env.site_pose_b(env.ee if site is None else site)[0]
-
-
-@param_rules(std=POSITIVE)
-def gripper_object_tanh(env: LiftEnv, body: int, std: float, site: int | None = None) -> torch.Tensor:
-    """1 with the gripper at the object, falling off over `std` metres."""
-    return 1.0 - torch.tanh(gripper_to_object(env, body, site).norm(dim=1) / std)
-
-
-def object_lifted(env: LiftEnv, body: int) -> torch.Tensor:
-    """1 where `body` is higher than `lift_height` above its rest height."""
-    return (env.object_height(body) > env.cfg.lift_height).float()
-
-
-@param_rules(std=POSITIVE)
-def object_goal_tanh(env: LiftEnv, body: int, std: float) -> torch.Tensor:
-    """1 with the lifted object at the target, falling off over `std` metres; 0 unlifted."""
-    dist = object_to_target(env, body).norm(dim=1)
-    return object_lifted(env, body) * (1.0 - torch.tanh(dist / std))
-
-
-LiftEnv.OBS_TERMS = {
-    "joint_pos": OBS["joint_pos"], "joint_vel": OBS["joint_vel"], "last_action": OBS["last_action"],
-    "object_pos": object_pos, "object_to_target": object_to_target, "gripper_to_object": gripper_to_object,
-}
-LiftEnv.REWARD_TERMS = {
-    "gripper_object_tanh": gripper_object_tanh, "object_lifted": object_lifted,
-    "object_goal_tanh": object_goal_tanh, "action_rate": REWARDS["action_rate"],
-    "joint_vel": REWARDS["joint_vel"],
-}
-LiftEnv.METRIC_TERMS = {
-    "success": lambda env: ((env.object_error() < env.cfg.success_dist) & ~env.dropped).float(),
-    "final_object_error": lambda env: env.object_error(),
-    "lifted": lambda env: env.grasped.float(),
-}
+            joints = load_robot(self.robot).joints
+            if self.gripper not in joints:
+                raise ConfigError(f"gripper '{self.gripper}' is not one of the robot's policy joints "
+                                  f"{list(joints)}: name one, or gripper: null")
+            arm = [re.escape(j) for j in joints if j != self.gripper]
+            mode = self.action_mode
+            out["actions"] = {
+                "joint_pos": {"func": "joint_position_action", "params": {"joints": arm, "mode": mode}},
+                "gripper": {"func": "binary_gripper_action", "params": {"joint": re.escape(self.gripper)}}}
+        out["commands"] = {TARGET: {"func": "position_command", "params": {
+            k: list(getattr(self, f"target_{k}")) for k in ("x", "y", "z")}}}
+        return out

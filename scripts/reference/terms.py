@@ -61,11 +61,14 @@ def describe(func: Any, kind: str) -> tuple[str, bool]:
     """(what the term is, whether that came from a docstring)."""
     doc = first_paragraph(func)
     read = getattr(func, "deploy_read", None) if kind == "observations" else None
+    if callable(read):  # a read that depends on the params: shown with placeholders (`<body>`)
+        params = list(inspect.signature(func).parameters.values())[1:]
+        read = read({p.name: f"<{p.name}>" if p.default is p.empty else p.default for p in params})
     if isinstance(read, dict):
         reading = read["reading"] if isinstance(read["reading"], str) else ", ".join(read["reading"])
         text = read.get("doc") if isinstance(read.get("doc"), str) else ""
         suffix = f"Robot reading `{reading}`" + (f": {text}." if text and not doc else ".")
-    elif kind == "observations" and not callable(read):
+    elif kind == "observations":
         suffix = "Privileged: no robot reading (a critic's)."
     else:
         suffix = ""

@@ -2,9 +2,9 @@
 
 A step is a loop over managers (simrl.managers), each owning one kind of term:
 
-    actions -> ctrl -> interval events -> sim.step(decimation) -> task update -> commands
-    -> terminations -> rewards -> curricula -> resets by mask (task, commands, reset events)
-    -> observations
+    actions -> ctrl -> interval events -> sim.step(decimation) -> task update -> metrics'
+    history -> commands -> terminations -> rewards -> curricula -> resets by mask (task, spawn
+    events, commands, reset events) -> observations
 
 Everything is batched torch on the sim device; nothing loops over envs in Python and nothing
 waits on the device inside a step (on mjwarp every step resets by mask, whether or not an
@@ -188,6 +188,7 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         self.event_manager.apply(self, "interval")  # into the state this step starts from
         unstable = self._physics()
         self.update()
+        self.metric_manager.update(self)  # the stateful metrics' episode history
         self.command_manager.step(self)  # after the task's update (its base_yaw)
         self.terminated_buf = self.termination_manager.compute(self) | unstable
         timed = self.termination_manager.time_outs(self.episode_length_buf >= self.max_episode_length)
@@ -248,7 +249,7 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
 
     def _reset(self, mask: torch.Tensor) -> None:
         """Reset the envs where bool `mask` (N,) is True: sim to the keyframe, then the task,
-        the commands' draws and the reset events.
+        the spawn events, the commands' draws and the reset events.
 
         No forward pass afterwards: the next observation reads qpos/qvel, which the reset set;
         derived quantities (contacts, xpos) of a reset env are stale until its next step, and
@@ -260,7 +261,9 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         self.actions.masked_fill_(mask[:, None], 0.0)
         self.last_actions.masked_fill_(mask[:, None], 0.0)
         self.reset_envs(mask)
+        self.event_manager.apply(self, "spawn", mask)  # where the episode starts
         self.reward_manager.reset(self, mask)
+        self.metric_manager.reset(self, mask)
         self.command_manager.resample(self, mask)
         self.event_manager.apply(self, "reset", mask)
         self.refresh()

@@ -33,8 +33,20 @@ class TaskHooks:
             from simrl.scene import assemble
 
             self.scene = assemble(robot, objects=getattr(self.cfg, "objects", None))
+            self._check_base(getattr(self.cfg, "ROBOT_BASE", None))
             return self.scene.model
         return self.cfg.model if self.cfg.model.startswith("/") else str(ASSETS / self.cfg.model)
+
+    def _check_base(self, base: str | None) -> None:
+        """The robot's base is the kind the config asks for (`ROBOT_BASE`: fixed, floating)."""
+        fixed, r = self.scene.fixed_base, self.scene.robot
+        if base is None or base == ("fixed" if fixed else "floating"):
+            return
+        default = type(self.cfg)().robot
+        use = default if isinstance(default, str) else f"<a {base}-base robot>"
+        has = "is bolted to the world" if fixed else f"has a free joint on root_body '{r.root_body}'"
+        raise ConfigError(f"task '{self.task_name}' needs a {base}-base robot, but robot '{r.name}' {has}: "
+                          f"use robot={use}")
 
     def setup(self) -> None:
         """Allocate task buffers (called once, before the first reset). Over a robot scene: the
@@ -126,7 +138,7 @@ class TaskHooks:
         """What sim-to-sim needs to rehearse this task in plain MuJoCo C, as data (export writes
         it into policy.json): how to rebuild the scene, where episodes start, how long they
         last, what ends them, whether the policy tracks velocity commands. Tasks extend it."""
-        from simrl.managers.metric import sim_twins
+        from simrl.managers.metric import sim_twins, success_rule
         from simrl.managers.termination import merge_facts
 
         scene = getattr(self, "scene", None)
@@ -146,28 +158,39 @@ class TaskHooks:
         }
         # readings a robot's perception or controller supplies, and how sim-to-sim makes them;
         # figures sim-to-sim computes by the metric terms' MuJoCo C twins (simrl.managers.metric)
+        # and the success rule a metric term declares (simrl.rl.sim2sim.Success)
         extra = {"sim_readings": self.sim_readings(),
-                 "metrics": sim_twins(self.METRIC_TERMS, self.TRACKING_TERMS)}
+                 "metrics": sim_twins(self.METRIC_TERMS, self.TRACKING_TERMS),
+                 "success": success_rule(self, self.METRIC_TERMS)}
         return {**spec, **{k: v for k, v in extra.items() if v}}
 
     def sim_readings(self) -> dict[str, Any]:
         """{reading: how sim-to-sim makes it from MuJoCo's state}, from the `sim` part of every
-        observation group's declared reads (an object's pose: simrl.mdp.objects); a reading only
+        observation group's declared reads (an object's pose: simrl.mdp.objects; an
+        end-effector's: envs/manipulation); a reading only
         a critic's term declares is made too, and the policy does not ask for it."""
         from simrl.managers.observation import deploy_read
         from simrl.managers.terms import resolve
+        from simrl.mdp.frames import ee_site, site_id
 
         out = {}
         for layout in self.obs_layout.values():
             for slot in layout:
                 read = deploy_read(self.OBS_TERMS[slot.func], slot.params) or {}
-                if "sim" in read:
-                    rule = dict(read["sim"])
+                if "sim" not in read:
+                    continue
+                named = read["sim"] if isinstance(read["reading"], list) else {read["reading"]: read["sim"]}
+                for reading, rule in named.items():  # a list of readings: {reading: rule}
+                    rule = dict(rule)
                     if "body" in rule:  # a name or an entity-qualified pattern: the MJCF name
                         (body,) = resolve(self.model, mujoco.mjtObj.mjOBJ_BODY, rule["body"],
-                                          f"reading '{read['reading']}'", self.scene.entities)
+                                          f"reading '{reading}'", self.scene.entities)
                         rule["body"] = self.model.body(body).name
-                    out[read["reading"]] = rule
+                    if "site" in rule:  # a name, or None: the task's end-effector (ee_site)
+                        site = rule["site"]
+                        sid = ee_site(self) if site is None else site_id(self.model, site, "site")
+                        rule["site"] = self.model.site(sid).name
+                    out[reading] = rule
         return out
 
     def joint_limits(self) -> dict[str, Any]:

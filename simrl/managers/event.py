@@ -1,8 +1,10 @@
 """The event manager: randomization and disturbances as event terms (simrl.mdp.events), by mode.
 
-`startup` events run once for every env before the first reset (per-world model fields),
-`reset` events on the envs being reset (after the task's own reset and the commands' draws),
-`interval` events every `interval_s` of each env's episode, before the physics step.
+`startup` events run once for every env before the first reset (per-world model fields);
+`spawn` events on the envs being reset, where each episode starts (the robot's joints, an
+object's pose, forward kinematics), before the commands draw (a command may be drawn from
+there); `reset` events on the envs being reset after the commands' draws; `interval` events
+every `interval_s` of each env's episode, before the physics step.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from simrl.errors import ConfigError
 from simrl.managers.entries import func_entries, term_func
 from simrl.managers.terms import bind
 
-MODES = ("startup", "reset", "interval")
+MODES = ("startup", "spawn", "reset", "interval")
 
 
 class EventTerm(NamedTuple):
@@ -53,14 +55,14 @@ class EventManager:
         from simrl.managers.termination import merge_facts
 
         self.fns: dict[str, list[tuple[Callable[..., None], int]]] = {mode: [] for mode in MODES}
-        self.facts: dict[str, Any] = {}  # reset events' part of policy.json's deploy.reset
+        self.facts: dict[str, Any] = {}  # spawn and reset events' part of policy.json's deploy.reset
         for e in event_terms(entries):  # names: the env's check_terms
             steps = 0 if e.interval_s is None else max(1, round(e.interval_s / env.dt))
             func = term_func(table, e.func, f"event '{e.name}'")
             fn = bind(env, func, e.params, f"event '{e.name}'", call_args=2)
             self.fns[e.mode].append((fn, steps))
             facts = getattr(func, "deploy_facts", None)
-            if facts is not None and e.mode == "reset":
+            if facts is not None and e.mode in ("spawn", "reset"):
                 merge_facts(self.facts, facts(env, **getattr(fn, "keywords", {})))
 
     def interval_steps(self) -> list[int]:

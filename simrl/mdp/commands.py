@@ -111,7 +111,7 @@ class VelocityCommand:
 
 
 class PoseCommand:
-    """A pose for `site` in the base frame (`env.root_body`): a position drawn in the box `x`,
+    """A pose for `site` in the base frame (the robot's root body): a position drawn in the box `x`,
     `y`, `z` (m) and the site's orientation in the default pose turned by roll, pitch, yaw
     (rad, about the base's axes) drawn in `roll`, `pitch`, `yaw`. The policy reads it as the
     reading `reading` (on a robot: from the operator or perception)."""
@@ -123,7 +123,7 @@ class PoseCommand:
         self.turn_ranges = [_range(f"pose_command: {k}", v)
                             for k, v in (("roll", roll), ("pitch", pitch), ("yaw", yaw))]
         self.reading = str(reading)
-        base = int(env.root_body)
+        base = int(env.scene.root_body)
         data = mujoco.MjData(m)  # the site's orientation in the task's start pose, in the base frame
         key = getattr(env.cfg, "keyframe", None)
         if m.nkey:
@@ -162,13 +162,13 @@ class PoseCommand:
 
     def deploy_facts(self, env: Any) -> dict[str, Any]:
         names, ranges = ("x", "y", "z", "roll", "pitch", "yaw"), self.pos_ranges + self.turn_ranges
-        return {"target": {"reading": self.reading, "frame_body": env.model.body(int(env.root_body)).name,
+        return {"target": {"reading": self.reading, "frame_body": env.scene.robot.root_body,
                            **{k: list(r) for k, r in zip(names, ranges, strict=True)},
                            "about_quat": self.home_quat_b.tolist()}}  # roll, pitch, yaw turn this
 
 
 class PositionCommand:
-    """A position in the base frame (`env.root_body`) drawn in the box `x`, `y`, `z` (m): where
+    """A position in the base frame (the robot's root body) drawn in the box `x`, `y`, `z` (m): where
     to carry an object. The policy reads it as the reading `reading`."""
 
     def __init__(self, env: Any, x: Any, y: Any, z: Any, reading: str = "target_pos"):
@@ -194,7 +194,7 @@ class PositionCommand:
         self.pos_b[:] = v
 
     def deploy_facts(self, env: Any) -> dict[str, Any]:
-        return {"target": {"reading": self.reading, "frame_body": env.model.body(int(env.root_body)).name,
+        return {"target": {"reading": self.reading, "frame_body": env.scene.robot.root_body,
                            **{k: list(r) for k, r in zip("xyz", self.ranges, strict=True)}}}
 
 

@@ -6,8 +6,10 @@ at a point of their episodes, listed in a task's config:
       mass: {func: scale_field, mode: startup, params: {field: body_mass, bodies: trunk, range: [0.9, 1.2]}}
 
 Modes: `startup` (once, every env, before the first reset: per-world model randomization),
-`reset` (the envs being reset, after the task's own reset), `interval` (every `interval_s` of each
-env's episode, before the physics step, so that step's observation shows it). Params are bound
+`spawn` (the envs being reset, where their episodes start: joints, objects, then
+`forward_kinematics`; before the commands draw), `reset` (the envs being reset, after the
+commands' draws), `interval` (every `interval_s` of each env's episode, before the physics step,
+so that step's observation shows it). Params are bound
 once as reward terms' are (simrl.managers.terms: `body`/`bodies`/`joint`/`joints`/`site`/`sites` name model
 objects and become ids). Every draw is for all envs, kept where `mask`: no host sync. An env's
 own hard-coded randomization (a task's fields) runs before its events, so adding an event leaves
@@ -79,4 +81,12 @@ def scale_field(env: Any, mask: torch.Tensor, field: str, range: tuple[float, fl
         env.sim.set_const()
 
 
-EVENT_TERMS = {f.__name__: f for f in (push_body, scale_field)}
+def forward_kinematics(env: Any, mask: torch.Tensor) -> None:
+    """Recompute positions and orientations of the envs in `mask` from their qpos (a spawn
+    event, after the events that set joints and objects): the first observation of an episode
+    then reads the new end-effector and object poses, not the last episode's. On mjwarp one
+    pass covers every world, bringing the others' kinematics up to date as well."""
+    env.sim.forward(mask)
+
+
+EVENT_TERMS = {f.__name__: f for f in (push_body, scale_field, forward_kinematics)}

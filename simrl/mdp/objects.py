@@ -3,8 +3,8 @@ policy as perception reports it, its velocities for the critic, where each episo
 and its fall ending the episode.
 
     observations: {policy: {cube_pose: {func: object_pose, params: {body: cube}}}}
-    events: {place_cube: {func: reset_object_pose, mode: reset,
-                          params: {body: cube, x: [0.08, 0.12], y: [-0.01, 0.01], z: [0.16, 0.17]}}}
+    events: {place_cube: {func: reset_object_pose, mode: spawn, params: {body: cube,
+             x: [0.08, 0.12], y: [-0.01, 0.01], z: [0.16, 0.17], yaw: [-3.1416, 3.1416]}}}
     terminations: {cube_dropped: {func: object_below, params: {body: cube, min_height: 0.05}}}
 
 State is read from the object's free joint (`qpos`, `qvel`), which a reset sets. Poses are in
@@ -19,7 +19,6 @@ and termination their facts (`deploy.reset.object_poses`, `deploy.termination.mi
 
 from __future__ import annotations
 
-import math
 import weakref
 from typing import Any
 
@@ -126,20 +125,27 @@ def _range(value: Any, key: str) -> tuple[float, float]:
     return lo, hi
 
 
-@deploy_facts(lambda env, body, x, y, z, yaw=(-math.pi, math.pi): {"object_poses": {
-    env.model.body(body).name: {"x": list(map(float, x)), "y": list(map(float, y)),
-                                "z": list(map(float, z)), "yaw": list(map(float, yaw))}}})
-def reset_object_pose(env: Any, mask: torch.Tensor, body: int, x: Any, y: Any, z: Any,
-                      yaw: Any = (-math.pi, math.pi)) -> None:
+def _pose_facts(env: Any, body: int, x: Any, y: Any, z: Any = None, yaw: Any = None) -> dict:
+    box = {k: list(map(float, v)) for k, v in (("x", x), ("y", y), ("z", z), ("yaw", yaw)) if v is not None}
+    return {"object_poses": {env.model.body(body).name: box}}
+
+
+@deploy_facts(_pose_facts)
+def reset_object_pose(env: Any, mask: torch.Tensor, body: int, x: Any, y: Any, z: Any = None,
+                      yaw: Any = None) -> None:
     """Place the free `body` at rest: world position uniform in the `x`, `y`, `z` ranges (m),
-    turned about the world z axis by a uniform angle in `yaw` (rad)."""
+    turned about the world z axis by a uniform angle in `yaw` (rad; [-3.1416, 3.1416] for any
+    heading). Where `z` or `yaw` is not given, the keyframe's height or orientation stays (a cube
+    resting on a table keeps its height)."""
     q, d = free_joint(env, body, "reset_object_pose")
     n, rows, sim = env.num_envs, mask[:, None], env.sim
-    ranges = [_range(v, k) for k, v in (("x", x), ("y", y), ("z", z), ("yaw", yaw))]
-    pos = torch.stack([env.uniform((n,), lo, hi) for lo, hi in ranges[:3]], dim=1)
-    quat = yaw_quat(env.uniform((n,), *ranges[3]))
-    pose = torch.cat([pos, quat], dim=1).to(sim.dtype)
-    sim.qpos[:, q : q + 7] = torch.where(rows, pose, sim.qpos[:, q : q + 7])
+    ranges = [_range(v, k) for k, v in (("x", x), ("y", y), ("z", z), ("yaw", yaw)) if v is not None]
+    axes = 2 if z is None else 3
+    pos = torch.stack([env.uniform((n,), lo, hi) for lo, hi in ranges[:axes]], dim=1).to(sim.dtype)
+    sim.qpos[:, q : q + axes] = torch.where(rows, pos, sim.qpos[:, q : q + axes])
+    if yaw is not None:
+        quat = yaw_quat(env.uniform((n,), *ranges[axes])).to(sim.dtype)
+        sim.qpos[:, q + 3 : q + 7] = torch.where(rows, quat, sim.qpos[:, q + 3 : q + 7])
     sim.qvel[:, d : d + 6] = sim.qvel[:, d : d + 6].masked_fill(rows, 0.0)
 
 

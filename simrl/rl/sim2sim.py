@@ -156,15 +156,15 @@ def start_episode(m: mujoco.MjModel, d: mujoco.MjData, read: Readings, reset: di
         jnt = [int(m.dof_jntid[v]) for v in read.dof]
         lo, hi = m.jnt_range[jnt].T
         d.qpos[read.qpos] = np.where(m.jnt_limited[jnt].astype(bool), np.clip(q, lo, hi), q)
-    for obj in reset.get("objects", []):  # a free body placed in its spawn box (base frame xy)
-        q = int(m.jnt_qposadr[m.body(obj["body"]).jntadr[0]])
-        d.qpos[q : q + 2] = [rng.uniform(*obj["x"]), rng.uniform(*obj["y"])]
     for body, box in reset.get("object_poses", {}).items():  # simrl.mdp.objects.reset_object_pose
-        jnt = m.body(body).jntadr[0]
+        jnt = m.body(body).jntadr[0]  # the ranges it names are drawn; the keyframe keeps the rest
         q, v = int(m.jnt_qposadr[jnt]), int(m.jnt_dofadr[jnt])
-        d.qpos[q : q + 3] = [rng.uniform(*box[k]) for k in ("x", "y", "z")]
-        yaw = rng.uniform(*box["yaw"])
-        d.qpos[q + 3 : q + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+        for i, k in enumerate(("x", "y", "z")):
+            if k in box:
+                d.qpos[q + i] = rng.uniform(*box[k])
+        if "yaw" in box:
+            yaw = rng.uniform(*box["yaw"])
+            d.qpos[q + 3 : q + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
         d.qvel[v : v + 6] = 0.0
 
 

@@ -141,10 +141,13 @@ def test_sim2sim_site_error_and_target_draw_agree_with_the_reach_env():
     env.step(0.5 * torch.ones(2, env.num_actions))
     env.sim.forward()  # kinematics of the present qpos (mj_step leaves them one substep behind)
     spec = deploy_metadata(env, ["policy"])["deploy"]
+    from simrl.envs.manipulation.reach import ee_errors
+
+    cmd = env.command_terms["ee_pose"]
     for w in range(2):
-        target = np.concatenate([env.target_pos_b[w].numpy(), env.target_quat_b[w].numpy()])
+        target = np.concatenate([cmd.pos_b[w].numpy(), cmd.quat_b[w].numpy()])
         pos_err, ori_err = site_error(env.model, env.sim.get_mjdata(w), spec["success"], target)
-        ours = env.ee_errors()
+        ours = ee_errors(env)
         assert pos_err == pytest.approx(float(ours[0][w]), abs=1e-5)
         assert ori_err == pytest.approx(float(ours[1][w]), abs=1e-4)
         assert pos_err > 0.02  # a random target, far from the arm: the test sees real errors

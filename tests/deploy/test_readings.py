@@ -76,7 +76,8 @@ def test_reach_policy_reads_joints_and_a_target_pose_and_deploy_builds_the_envs_
         env.sim.forward()  # kinematics of the present joints, as a robot's controller reports them
         obs = env.compute_observations(commit=False)
         for w in range(3):
-            target = np.concatenate([env.target_pos_b[w].numpy(), env.target_quat_b[w].numpy()])
+            cmd = env.command_terms["ee_pose"]
+            target = np.concatenate([cmd.pos_b[w].numpy(), cmd.quat_b[w].numpy()])
             r = read(env.sim.get_mjdata(w), None, target)
             r["last_action"] = env.actions[w].numpy()
             np.testing.assert_allclose(observation(meta, r), obs["policy"][w].numpy(), atol=1e-5,

@@ -111,17 +111,17 @@ def test_heading_mode_steers_the_yaw_rate_towards_the_drawn_heading():
 def test_the_arms_targets_are_command_terms_and_their_deploy_facts_say_how_they_are_drawn():
     reach = simrl.make("reach", 4, device="cpu", seed=0)
     spec = reach.deploy_spec()["target"]
-    assert spec["reading"] == "target_pose" and spec["frame_body"] == reach.model.body(reach.root_body).name
+    assert spec["reading"] == "target_pose" and spec["frame_body"] == "link0"
     assert spec["x"] == list(reach.cfg.target_x) and len(spec["about_quat"]) == 4
-    assert reach.command().shape == (4, 7) and reach.target_pos_b is reach.command_terms["ee_pose"].pos_b
-    reach.set_target([0.5, 0.0, 0.4], [1.0, 0.0, 0.0, 0.0])
+    assert reach.command().shape == (4, 7)
+    reach.fix_command([0.5, 0.0, 0.4, 1.0, 0.0, 0.0, 0.0], "ee_pose")
     assert torch.allclose(reach.command()[:, :3], torch.tensor([0.5, 0.0, 0.4]))
 
     lift = simrl.make("lift", 4, device="cpu", seed=0,
                       cfg={"commands": {"object_target": {"func": "position_command",
                                                           "params": {"x": [0.5, 0.5], "y": [0.1, 0.1],
                                                                      "z": [0.3, 0.3]}}}})
-    assert torch.allclose(lift.target_pos_b, torch.tensor([0.5, 0.1, 0.3]))
+    assert torch.allclose(lift.command_terms["object_target"].pos_b, torch.tensor([0.5, 0.1, 0.3]))
     assert lift.deploy_spec()["target"] == {"reading": "target_pos", "frame_body": spec["frame_body"],
                                             "x": [0.5, 0.5], "y": [0.1, 0.1], "z": [0.3, 0.3]}
 

@@ -57,7 +57,7 @@ def test_bad_event_entries_are_named():
         make({"p": {"func": "push_body", "mode": "often"}})
     with pytest.raises(ConfigError, match="interval_s .* goes with mode interval"):
         make({"p": {"func": "push_body", "mode": "interval", "params": {"body": "trunk", "max_vel": 1}}})
-    with pytest.raises(UnknownNameError, match=r"unknown func 'shove'.*\['push_body', "
+    with pytest.raises(UnknownNameError, match=r"unknown func 'shove'.*\['forward_kinematics', 'push_body', "
                        r"'reset_joints_uniform', 'reset_object_pose', 'scale_field'\]"):
         make({"p": {"func": "shove", "mode": "reset"}})
     with pytest.raises(ConfigError, match=r"unknown params \['speed'\]; valid: \['body', 'max_vel'\]"):
@@ -78,3 +78,32 @@ def test_a_state_saved_with_other_events_is_refused_naming_them():
     with pytest.raises(ValueError, match=r"saved with another config: task.cfg.events"):
         other.load_state_dict(state)
     assert np.isfinite(env.sim.qpos.numpy()).all()
+
+
+def test_spawn_events_run_before_the_commands_draw_and_reset_events_after():
+    """A reach reset draws the arm's joint noise (a spawn event), then the target (the command),
+    then any reset event: the target is the same whether or not a reset event draws after it,
+    and moving the joint noise to a reset event changes the target drawn."""
+    def target(**cfg):
+        env = simrl.make("reach", 4, device="cpu", seed=5, cfg=cfg)
+        return env.command_terms["ee_pose"].pos_b.clone(), env
+
+    base, env = target()
+    assert [e for e in env.cfg.own_entries()["events"]] == ["arm", "kinematics"]
+    damp = {"damp": {"func": "scale_field", "mode": "reset",
+                     "params": {"field": "dof_damping", "joints": "joint1", "range": [1.0, 2.0]}}}
+    after, _ = target(events=damp)
+    assert torch.equal(after, base)
+    moved, _ = target(events={"arm": {"mode": "reset"}})
+    assert not torch.equal(moved, base)
+
+
+def test_forward_kinematics_as_a_spawn_event_brings_poses_to_the_new_joints():
+    env = simrl.make("reach", 2, device="cpu", seed=1)
+    site = env.model.site("attachment_site").id
+    for w in range(2):
+        d = env.sim.get_mjdata(w)
+        np.testing.assert_allclose(env.sim.xpos[w].numpy(), d.xpos, atol=1e-9)
+        assert np.isfinite(d.site_xpos[site]).all()
+    stale = simrl.make("reach", 2, device="cpu", seed=1, cfg={"events": {"kinematics": None}})
+    assert not torch.equal(stale.sim.xpos, env.sim.xpos)  # the keyframe's, not the new joints'

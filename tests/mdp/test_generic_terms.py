@@ -26,4 +26,4 @@ def test_action_rate_and_joint_velocity_costs():
     env.step(torch.full((2, env.num_actions), 0.5))
     assert torch.allclose(action_rate(env), torch.full((2,), 0.25 * env.num_actions))
     assert torch.equal(joint_vel_l2(env), env.joint_vel.square().sum(dim=1))
-    assert env.REWARD_TERMS["joint_vel"] is joint_vel_l2  # reach's name for it
+    assert env.reward_manager.term_fn("joint_vel")(env).equal(joint_vel_l2(env))  # reach's name for it

@@ -11,6 +11,7 @@ import torch
 
 import simrl
 from simrl.errors import ConfigError
+from simrl.mdp.frames import body_pos_b, ee_site, site_pose_b
 from simrl.rl.evaluate import evaluate
 from simrl.scene import assemble
 
@@ -32,20 +33,22 @@ def test_velocity_task_refuses_an_arm_in_one_line():
 
 
 def test_reach_refuses_a_floating_base_robot():
-    with pytest.raises(ConfigError, match="task 'reach' needs a fixed-base arm"):
+    with pytest.raises(ConfigError, match="task 'reach' needs a fixed-base robot, but robot 'quadruped' "
+                                          "has a free joint on root_body 'trunk': use robot=franka_panda"):
         simrl.make("reach", 1, device="cpu", cfg={"robot": "quadruped"})
 
 
 def test_reach_observations_and_targets():
     env = simrl.make("reach", 8, device="cpu", seed=3)
     assert env.obs_dims == {"policy": 7 + 7 + 6 + 7, "critic": 27 + 4}
-    t = env.target_pos_b
+    target = env.command_terms["ee_pose"]
+    t = target.pos_b
     cfg = env.cfg
     for i, k in enumerate(("target_x", "target_y", "target_z")):
         lo, hi = getattr(cfg, k)
         assert ((t[:, i] >= lo) & (t[:, i] <= hi)).all()
     assert t.std(dim=0).min() > 0.01  # drawn per env
-    assert torch.allclose(env.target_quat_b.norm(dim=1), torch.ones(8), atol=1e-5)
+    assert torch.allclose(target.quat_b.norm(dim=1), torch.ones(8), atol=1e-5)
 
 
 def _hold(env, offset: float) -> dict:
@@ -53,11 +56,11 @@ def _hold(env, offset: float) -> dict:
     end-effector pose shifted by `offset` m along x."""
     env.reset()
     env.step(torch.zeros(env.num_envs, 7))  # forward kinematics at the default pose
-    pos, quat = env.site_pose_b(env.ee)
+    pos, quat = site_pose_b(env, ee_site(env))
     pos = pos[0] + torch.tensor([offset, 0.0, 0.0])
 
     def hold(obs):
-        env.set_target(pos.tolist(), quat[0].tolist())  # pinned again after every reset
+        env.fix_command([*pos.tolist(), *quat[0].tolist()], "ee_pose")  # pinned again after every reset
         return torch.zeros(env.num_envs, 7)
 
     return evaluate(env, hold)
@@ -80,19 +83,21 @@ def test_first_observation_after_a_reset_sees_the_new_end_effector_pose():
     for w in range(2):
         d = env.sim.get_mjdata(w)  # forwarded
         site = env.model.site("attachment_site").id
-        want = (env.target_pos_b[w].numpy() - d.site_xpos[site]) * 5.0  # the term's scale
+        want = (env.command_terms["ee_pose"].pos_b[w].numpy() - d.site_xpos[site]) * 5.0  # the term's scale
         np.testing.assert_allclose(obs["policy"][w, sl][:3].numpy(), want, atol=1e-5)
 
 
 def test_lift_spawns_the_cube_in_its_box_and_counts_a_carried_cube_as_success():
     env = simrl.make("lift", 4, device="cpu", seed=0)
-    cube = env.body_pos_b(env.obj_body)
+    body = env.model.body("cube").id
+    cube = body_pos_b(env, body)
     assert ((cube[:, 0] >= 0.4) & (cube[:, 0] <= 0.6) & (cube[:, 1].abs() <= 0.15)).all()
     assert cube[:, :2].std(dim=0).min() > 0.01
-    q = env.obj_qpos
+    q = env.scene.objects["cube"].qpos
+    target = env.command_terms["object_target"].pos_b
 
     def carry(obs):  # the cube moved onto the target, held still, every step
-        env.sim.qpos[:, q : q + 3] = env.target_pos_b.to(env.sim.dtype)  # the base sits at the origin
+        env.sim.qpos[:, q : q + 3] = target.to(env.sim.dtype)  # the base sits at the origin
         env.sim.qvel[:, env.scene.objects["cube"].dof :] = 0.0
         return torch.zeros(env.num_envs, env.num_actions)
 
@@ -125,12 +130,13 @@ def test_ee_site_moves_the_target_every_term_and_the_success_metric_together():
              "sites": {"tool": {"body": "link7", "pos": [0.0, 0.0, 0.2]}}}
     env = simrl.make("reach", 2, device="cpu", seed=0, robot=robot, cfg={"ee_site": "tool"})
     tool = env.model.site("tool").id
-    assert env.ee == tool
+    assert ee_site(env) == tool
     env.step(torch.zeros(2, env.num_actions))
-    pos, _ = env.site_pose_b(tool)
-    err = (pos - env.target_pos_b).norm(dim=1)
+    pos, _ = site_pose_b(env, tool)
+    target = env.command_terms["ee_pose"].pos_b
+    err = (pos - target).norm(dim=1)
     assert torch.equal(env.reward_manager.term_fn("ee_pos_error")(env), err)  # the rewards' site
     assert torch.equal(env.metric_manager.metrics["final_pos_error"](env), err)  # the metric's
     layout = {s.name: s for s in env.obs_layout["policy"]}
     obs = env.compute_observations(commit=False)["policy"][:, layout["pose_error"].slice]
-    assert torch.allclose(obs[:, :3], 5.0 * (env.target_pos_b - pos))  # the observation's
+    assert torch.allclose(obs[:, :3], 5.0 * (target - pos))  # the observation's
