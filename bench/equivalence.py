@@ -35,6 +35,7 @@ CASES: dict[str, list[str]] = {
     "quadruped_rough": ["task=quadruped", "terrain=rough"],
     "go1": ["task=quadruped", "robot=unitree_go1"],
     "g1_legs": ["task=humanoid", "experiment=g1_legs"],
+    "g1_walk": ["task=humanoid", "experiment=g1_walk"],  # the reference gait, an action prior
     "cartpole": ["task=cartpole"],
     "reach": ["task=reach"],
     "lift": ["task=lift"],

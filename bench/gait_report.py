@@ -24,7 +24,7 @@ def report(checkpoint: str, speeds: list[float], envs: int = 64, seconds: float 
     policy, _ = policy_from_checkpoint(env, checkpoint, OmegaConf.to_container(run_cfg.agent))
     steps, settle = int(seconds / env.dt), int(settle_s / env.dt)
     per_s = int(round(1.0 / env.dt))
-    feet = env.contact.shape[1]
+    feet = env.legged.contact.shape[1]
     print(f"{checkpoint}: {envs} envs, {seconds:g} s per command; feet figures after {settle_s:g} s")
     for v in speeds:
         command = (v, 0.0, 0.0)
@@ -35,11 +35,11 @@ def report(checkpoint: str, speeds: list[float], envs: int = 64, seconds: float 
         for t in range(steps):
             obs, *_ = env.step(policy(obs))
             env.fix_command(command)
-            vx.append(env.base_lin_vel_b[:, 0].mean().item())
+            vx.append(env.legged.base_lin_vel_b[:, 0].mean().item())
             if t >= settle:
-                contact += env.contact.float().mean().item()
-                landings += env.first_contact.float().sum().item()
-                air += env.air_time_on_landing.sum().item()
+                contact += env.legged.contact.float().mean().item()
+                landings += env.legged.first_contact.float().sum().item()
+                air += env.legged.air_time_on_landing.sum().item()
         n = steps - settle
         speed = " ".join(f"{sum(vx[i:i + per_s]) / per_s:.2f}" for i in range(0, steps, per_s))
         print(f"command {v:.2f} m/s | forward speed by second: {speed}")

@@ -26,22 +26,22 @@ from simrl.rl.app import _env_for_checkpoint, policy_from_checkpoint
 def rollout(checkpoint: str, task_cfg: dict, command: float, steps: int, tile=None):
     env, run_cfg = _env_for_checkpoint(checkpoint, num_envs=32, task_cfg={"push_vel": 0.0, **task_cfg})
     if tile is not None:
-        env.set_tiles(*tile)
+        env.terrain.set_tiles(*tile)
     policy, _ = policy_from_checkpoint(env, checkpoint, OmegaConf.to_container(run_cfg.agent))
     env.reset()
-    env.set_commands(command)
+    env.fix_command(command, "base_velocity")
     obs = env.compute_observations()
     with torch.inference_mode():
         for t in range(steps):
             obs, _, term, trunc, _ = env.step(policy(obs))
-            env.set_commands(command)
+            env.fix_command(command, "base_velocity")
             yield t, env, term, trunc
 
 
 def main(checkpoint: str) -> None:
     plane = {"terrain": "flat", "rewards": {"foot_clearance": -1.0}}  # weighted: peaks tracked
     for command in (0.5, 1.0):
-        peaks = [env.swing_peak_on_landing[env.first_contact].clone()
+        peaks = [env.legged.swing_peak_on_landing[env.legged.first_contact].clone()
                  for t, env, *_ in rollout(checkpoint, plane, command, 300) if t >= 50]
         p = torch.cat(peaks).numpy()
         print(f"plane, {command} m/s: {p.size} landings, swing peak median {np.median(p):.3f} m, "
@@ -51,7 +51,7 @@ def main(checkpoint: str) -> None:
     fell = torch.zeros(32, dtype=torch.bool)
     for _, env, term, trunc in rollout(checkpoint, {"terrain": stairs}, 0.5, 1000, tile=(0, "stairs_down")):
         live = alive & ~(term | trunc)  # an env that ended this step was already reset
-        farthest = torch.where(live, torch.maximum(farthest, env.walked), farthest)
+        farthest = torch.where(live, torch.maximum(farthest, env.terrain.walked), farthest)
         fell |= alive & term
         alive = live
     half = stairs["tile_size"] / 2

@@ -28,7 +28,7 @@ def terms() -> torch.Tensor:
 
 
 def inline() -> torch.Tensor:
-    d = env.gravity_b[:, 2] > -env.cfg.max_tilt_cos
+    d = env.legged.gravity_b[:, 2] > -env.cfg.max_tilt_cos
     d |= (env.sim.contact_force(terminators).norm(dim=-1) > 1.0).any(dim=1)
     return d
 

@@ -11,8 +11,8 @@ ids) loads no task code, torch or mujoco.
 _LOCO, _CART, _ARM = "simrl.envs.locomotion", "simrl.envs.cartpole", "simrl.envs.manipulation"
 _HAND = "simrl.envs.inhand"
 TASKS: dict[str, tuple[str, str, str]] = {
-    "quadruped": (f"{_LOCO}:LocomotionEnv", f"{_LOCO}:QuadrupedCfg", "simrl/Quadruped-v0"),
-    "humanoid": (f"{_LOCO}:LocomotionEnv", f"{_LOCO}:HumanoidCfg", "simrl/Humanoid-v0"),
+    "quadruped": ("simrl.env:EnvBatch", f"{_LOCO}:QuadrupedCfg", "simrl/Quadruped-v0"),
+    "humanoid": ("simrl.env:EnvBatch", f"{_LOCO}:HumanoidCfg", "simrl/Humanoid-v0"),
     "cartpole": ("simrl.env:EnvBatch", f"{_CART}:CartpoleCfg", "simrl/Cartpole-v0"),
     "reach": ("simrl.env:EnvBatch", f"{_ARM}:ReachCfg", "simrl/Reach-v0"),
     "lift": ("simrl.env:EnvBatch", f"{_ARM}:LiftCfg", "simrl/Lift-v0"),

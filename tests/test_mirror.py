@@ -50,7 +50,7 @@ def test_a_mirrored_state_steps_to_the_mirror_image_of_the_result():
     env.reset()
     maps = env.mirror_maps()
     index, sign, _ = env.robot_mirror
-    sim, rq, rd = env.sim, env.root_qpos, env.root_dof
+    sim, rq, rd = env.sim, env.legged.root_qpos, env.legged.root_dof
     g = torch.Generator().manual_seed(0)
     q, v = sim.qpos[0].clone(), sim.qvel[0].clone()
     q[env.joint_qpos] += 0.2 * torch.randn(12, generator=g, dtype=q.dtype)
@@ -66,8 +66,8 @@ def test_a_mirrored_state_steps_to_the_mirror_image_of_the_result():
     mv[env.joint_dof] = v[env.joint_dof][idx] * sgn
     sim.qpos[:] = torch.stack([q, mq])
     sim.qvel[:] = torch.stack([v, mv])
-    env.set_commands(0.6, 0.2, 0.4)
-    env.commands[1] = torch.tensor([0.6, -0.2, -0.4])
+    env.fix_command([0.6, 0.2, 0.4])
+    env.command()[1] = torch.tensor([0.6, -0.2, -0.4])
     # the trot clock's mirror image is the clock half a cycle on (left and right feet swap phases)
     env.episode_length_buf[1] = env.episode_length_buf[0] + round(0.5 * env.cfg.gait_period_s / env.dt)
     for _ in range(5):
@@ -86,7 +86,7 @@ def test_bad_mirror_rules_are_named():
         mirror.swap_index(["a_knee", "b_knee", "c_knee"], {"a_": "b_", "c_": "b_"})
     with pytest.raises(ConfigError, match="no mirror rule"):
         simrl.make("quadruped", 2, device="cpu", robot={**_robot("quadruped"), "mirror": None}).mirror_maps()
-    with pytest.raises(ConfigError, match="defines no mirror"):
+    with pytest.raises(ConfigError, match="task 'cartpole' has no robot, so no mirror image of its actions"):
         simrl.make("cartpole", 2, device="cpu").mirror_maps()
 
 

@@ -18,7 +18,6 @@ ground friction and damping are randomized; pushes kick the base.
 
 from simrl.envs.locomotion.cfg import FLAT_REWARDS, HumanoidCfg, LocomotionCfg, QuadrupedCfg
 from simrl.envs.locomotion.clock import default_gait_offsets
-from simrl.envs.locomotion.env import LocomotionEnv
 from simrl.envs.locomotion.observations import gait_clock, gait_phase, height_scan
 from simrl.envs.locomotion.rewards import (
                                            ang_vel_xy,
@@ -35,7 +34,7 @@ from simrl.envs.locomotion.rewards import (
                                            track_yaw_rate,
 )
 
-__all__ = ["FLAT_REWARDS", "HumanoidCfg", "LocomotionCfg", "LocomotionEnv", "QuadrupedCfg", "ang_vel_xy",
+__all__ = ["FLAT_REWARDS", "HumanoidCfg", "LocomotionCfg", "QuadrupedCfg", "ang_vel_xy",
            "default_gait_offsets", "feet_air_time", "feet_air_time_biped", "feet_height_phase",
            "foot_clearance", "foot_slip", "gait_clock", "gait_contact", "gait_phase", "height_scan",
            "lin_vel_z", "orientation", "posture", "track_lin_vel", "track_yaw_rate"]

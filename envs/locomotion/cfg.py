@@ -1,12 +1,21 @@
 """The velocity task's configs: the fields (commands, rewards, randomization, terminations,
-terrain) of `quadruped` and `humanoid`, and their default observation groups and rewards."""
+terrain) of `quadruped` and `humanoid`, their default observation groups and rewards, the terms
+only the task uses, and the entries its fields imply (own_entries)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import simrl.envs.locomotion.entries as entries
+import simrl.envs.locomotion.observations as obs
+import simrl.envs.locomotion.rewards as rew
 from simrl.env import EnvCfg, ObsTerm
+from simrl.envs.locomotion.data import LeggedData
+from simrl.envs.locomotion.events import EVENTS
+from simrl.envs.locomotion.gait_prior import ReferenceGait, ReferenceGaitFade
+from simrl.envs.locomotion.terminations import base_height_below, base_tilt
+from simrl.envs.locomotion.terrain import GRID_SCAN_SIZE, TerrainData
 
 
 def _policy_obs() -> list[ObsTerm]:
@@ -29,8 +38,6 @@ def _critic_obs() -> list[ObsTerm]:
     ]
 
 
-GRID_SCAN_SIZE = (1.6, 1.0)  # m, x and y: the height scan on a terrain grid (height_scan_size None)
-
 # legged_gym's flat-terrain weights (A1), multiplied by the control dt at run time
 FLAT_REWARDS = {
     "track_lin_vel": 1.0,
@@ -50,6 +57,19 @@ FLAT_REWARDS = {
 @dataclass
 class LocomotionCfg(EnvCfg):
     task_name: ClassVar[str] = "locomotion"
+    TERMS: ClassVar[dict[str, dict[str, Any]]] = {
+        "observations": {f.__name__: f for f in (
+            obs.base_lin_vel, obs.base_ang_vel, obs.projected_gravity, obs.command, obs.foot_contact,
+            obs.ground_friction, obs.height_scan, obs.gait_clock)},
+        "rewards": rew.REWARDS,
+        "tracking": rew.TRACKING,
+        "events": EVENTS,
+        "terminations": {"base_tilt": base_tilt, "base_height_below": base_height_below},
+        "actions": {"reference_gait": ReferenceGait},
+        "curriculum": {"reference_gait_fade": ReferenceGaitFade},
+    }
+    # the ground under the robot (env.terrain), then the robot's state (env.legged), which reads it
+    VIEWS: ClassVar[dict[str, type]] = {"terrain": TerrainData, "legged": LeggedData}
     # fields added after runs were saved, with the values those runs were trained with
     since: ClassVar[dict[str, Any]] = {
         "action_delay": (0, 0), "kp_scale": (1.0, 1.0), "kd_scale": (1.0, 1.0),
@@ -140,6 +160,16 @@ class LocomotionCfg(EnvCfg):
     height_scan_size: tuple[float, float] | None = None
     height_scan_spacing: float = 0.1  # m
 
+    def bind_scene(self, scene: Any) -> LocomotionCfg:
+        """Stacked history, the robot's gait offsets and the gait clock joined to the config;
+        the checks that the robot can walk (simrl.envs.locomotion.entries)."""
+        return entries.bind_scene(self, scene)
+
+    def own_entries(self, scene: Any) -> dict[str, dict[str, Any]]:
+        """Randomization and starts (events), pushes, terminations, the velocity command and its
+        curriculum, from the fields and the robot's scene (simrl.envs.locomotion.entries)."""
+        return entries.own_entries(self, scene)
+
 
 @dataclass
 class QuadrupedCfg(LocomotionCfg):
@@ -187,3 +217,4 @@ class HumanoidCfg(LocomotionCfg):
     # at rest, as Isaac Lab's G1 and H1: legged_gym's 0.5 m/s and rad/s per axis at every reset
     # topples a biped in a quarter of the episodes it should be learning to walk in (docs/results.md)
     reset_base_vel: float = 0.0
+

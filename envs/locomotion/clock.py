@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
 
 from simrl.env import ObsTerm
-from simrl.envs.locomotion.cfg import LocomotionCfg
 from simrl.errors import ConfigError
 from simrl.scene import Scene
+
+if TYPE_CHECKING:
+    from simrl.envs.locomotion.cfg import LocomotionCfg
 
 
 def _with_history(cfg: LocomotionCfg) -> LocomotionCfg:

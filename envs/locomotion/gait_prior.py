@@ -46,7 +46,7 @@ class ReferenceGait:
             raise ConfigError("reference_gait follows the gait clock, but the task has none: set "
                               "task.cfg.gait_period_s (e.g. 0.8) or the term's period")
         offsets = list(getattr(cfg, "gait_offsets", None) or []) if offsets is None else list(offsets)
-        feet = [int(b) for b in env.feet.tolist()]
+        feet = [int(b) for b in env.legged.feet.tolist()]
         if len(offsets) != len(feet):
             raise ConfigError(f"reference_gait: {len(offsets)} offsets for {len(feet)} feet: give one per "
                               "foot")

@@ -3,23 +3,20 @@ apply too), each with the facts a robot-side check needs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import torch
 
 from simrl.managers.termination import deploy_facts
 
-if TYPE_CHECKING:
-    from simrl.envs.locomotion.env import LocomotionEnv
-
 
 @deploy_facts(lambda env, max_tilt_cos: {"max_tilt_cos": float(max_tilt_cos)})
-def base_tilt(env: LocomotionEnv, max_tilt_cos: float) -> torch.Tensor:
+def base_tilt(env: Any, max_tilt_cos: float) -> torch.Tensor:
     """The base's up axis tilted past acos(`max_tilt_cos`) from the vertical (in the IMU frame)."""
-    return env.gravity_b[:, 2] > -max_tilt_cos
+    return env.legged.gravity_b[:, 2] > -max_tilt_cos
 
 
 @deploy_facts(lambda env, min_height: {"min_base_height": float(min_height)})
-def base_height_below(env: LocomotionEnv, min_height: float) -> torch.Tensor:
+def base_height_below(env: Any, min_height: float) -> torch.Tensor:
     """The base below `min_height` m over the ground under it (a sat-down or fallen humanoid)."""
-    return env.base_height < min_height
+    return env.legged.base_height < min_height

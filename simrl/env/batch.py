@@ -2,9 +2,9 @@
 
 A step is a loop over managers (simrl.managers), each owning one kind of term:
 
-    actions -> ctrl -> interval events -> sim.step(decimation) -> task update -> metrics'
-    history -> commands -> terminations -> rewards -> curricula -> resets by mask (task, spawn
-    events, commands, reset events) -> observations
+    actions (delayed) -> ctrl -> interval events -> sim.step(decimation) -> joint state and
+    views -> metrics' history -> commands -> terminations -> rewards -> curricula -> resets by
+    mask (spawn events, stateful terms, commands, reset events) -> observations
 
 Everything is batched torch on the sim device; nothing loops over envs in Python and nothing
 waits on the device inside a step (on mjwarp every step resets by mask, whether or not an
@@ -15,9 +15,10 @@ rsl-rl's `VecEnv.step` returns 4 values where gymnasium's returns 5, so one obje
 both under the name `step`: `simrl.rl.vecenv.RslRlVecEnv(env)` is the rsl-rl view, which shares
 every buffer with the env (no copies). This layer imports no RL library.
 
-A task is a config class (its fields, the terms only it uses in `TERMS`, the entries its fields
-imply in `own_entries()`: envs/cartpole.py) over this class as it is; tasks not yet converted
-subclass it and fill the hooks they need (simrl.env.task). Term functions sit in tables:
+A task is a config class over this class as it is: its fields, the terms only it uses in
+`TERMS`, the entries its fields imply in `own_entries()` (envs/cartpole.py), and the data views
+its terms read in `VIEWS` (envs/locomotion: a legged robot's state, the terrain's levels;
+simrl.env.task). Term functions sit in tables:
 `OBS_TERMS` (each declaring its deploy read and mirror beside it:
 simrl.managers.observation.observation), `REWARD_TERMS`, `METRIC_TERMS`, `TRACKING_TERMS`, plus
 the library's `EVENT_TERMS`, `TERMINATION_TERMS`, `COMMAND_TERMS`, `ACTION_TERMS`,
@@ -40,9 +41,11 @@ from gymnasium.vector.utils import batch_space
 from tensordict import TensorDict
 
 import simrl.env.checks as checks
+import simrl.env.episode_log as episode_log
 import simrl.env.state as env_state
 from simrl.env.config import EnvCfg, own_entries
-from simrl.env.task import TaskHooks
+from simrl.env.specs import TaskSpecs
+from simrl.env.task import TaskModel
 from simrl.managers import (
     ActionManager,
     CommandManager,
@@ -65,8 +68,8 @@ from simrl.mdp.terminations import TERMINATION_TERMS
 from simrl.sim import Sim, SimError, make_sim, resolve_backend, resolve_device
 
 
-class EnvBatch(TaskHooks, gym.vector.VectorEnv):
-    """Base env batch. See the module docstring; tasks subclass and fill the hooks."""
+class EnvBatch(TaskModel, TaskSpecs, gym.vector.VectorEnv):
+    """The env batch of any task config. See the module docstring."""
 
     metadata: ClassVar[dict] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"]}
     # the library's terms (simrl.mdp), beside which a task config's TERMS add its own
@@ -146,28 +149,26 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, n)
 
     def _bind_terms(self) -> None:
-        """The managers of the kinds the task builds entries for, in their dependency order:
-        commands before curricula (a level scales a command), everything after `setup`."""
+        """The managers of every kind, in their dependency order: commands before curricula (a
+        level scales a command), everything after `setup` (the views exist)."""
         cfg = self.cfg
-        own = own_entries(cfg)  # the entries the config's fields imply; a subclass's hooks' over them
+        own = own_entries(cfg, getattr(self, "scene", None))  # the entries the config's fields imply
 
-        def entries(field: str, kind: str, hook: Any) -> dict[str, Any]:
-            return merge_entries({**own.get(field, {}), **hook()}, getattr(cfg, field), kind)
+        def entries(field: str, kind: str) -> dict[str, Any]:
+            return merge_entries(own.get(field, {}), getattr(cfg, field), kind)
 
+        self.METRIC_TERMS = {**self.METRIC_TERMS, **self.view_metrics()}
         self.reward_manager.bind(self, self.REWARD_TERMS)
         self.observation_manager.bind(self, self.OBS_TERMS)
         self.metric_manager = MetricManager(self, self.METRIC_TERMS, self.TRACKING_TERMS)
-        self.event_manager = EventManager(
-            self, entries("events", "event", self.task_events), self.EVENT_TERMS)
+        self.event_manager = EventManager(self, entries("events", "event"), self.EVENT_TERMS)
         self.termination_manager = TerminationManager(
-            self, entries("terminations", "termination", self.task_terminations), self.TERMINATION_TERMS)
-        self.command_manager = CommandManager(
-            self, entries("commands", "command", self.task_commands), self.COMMAND_TERMS)
-        self.action_manager = ActionManager(
-            self, entries("actions", "action", self.task_actions), self.ACTION_TERMS)
+            self, entries("terminations", "termination"), self.TERMINATION_TERMS)
+        self.command_manager = CommandManager(self, entries("commands", "command"), self.COMMAND_TERMS)
+        self.action_manager = ActionManager(self, entries("actions", "action"), self.ACTION_TERMS,
+                                            delay=getattr(cfg, "action_delay", None))
         self.curriculum_manager = CurriculumManager(
-            self, entries("curriculum", "curriculum", self.task_curriculum), self.CURRICULUM_TERMS)
-        self.link_terms()
+            self, entries("curriculum", "curriculum"), self.CURRICULUM_TERMS)
 
     # --- the loop -----------------------------------------------------------------------------
     def step(self, actions: torch.Tensor):
@@ -184,7 +185,7 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         self.reset_buf.zero_()
         self.last_actions.copy_(self.actions)
         self.actions.copy_(actions)
-        self.apply_actions(self.actions)
+        self.action_manager.apply(self, self.actions)
         self.event_manager.apply(self, "interval")  # into the state this step starts from
         unstable = self._physics()
         self.update()
@@ -195,7 +196,6 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         self.time_out_buf = timed & ~self.terminated_buf
         self.reward_buf = self.reward_manager.compute(self, unstable)
         done = self.terminated_buf | self.time_out_buf
-        self.end_episodes(done)
         self.curriculum_manager.update(self, done)
         self._accumulate_log(done, unstable)
         infos: dict[str, Any] = self.metric_manager.compute(self) if self.record_metrics else {}
@@ -248,8 +248,8 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
             self.gen, self.spare_gen = self.spare_gen, self.gen
 
     def _reset(self, mask: torch.Tensor) -> None:
-        """Reset the envs where bool `mask` (N,) is True: sim to the keyframe, then the task,
-        the spawn events, the commands' draws and the reset events.
+        """Reset the envs where bool `mask` (N,) is True: sim to the keyframe, then the spawn
+        events, the stateful terms, the commands' draws and the reset events.
 
         No forward pass afterwards: the next observation reads qpos/qvel, which the reset set;
         derived quantities (contacts, xpos) of a reset env are stale until its next step, and
@@ -260,8 +260,9 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         self.episode_length_buf.masked_fill_(mask, 0)
         self.actions.masked_fill_(mask[:, None], 0.0)
         self.last_actions.masked_fill_(mask[:, None], 0.0)
-        self.reset_envs(mask)
         self.event_manager.apply(self, "spawn", mask)  # where the episode starts
+        self.action_manager.reset(self, mask)  # an action delay's draw
+        self.reset_views(mask)
         self.reward_manager.reset(self, mask)
         self.metric_manager.reset(self, mask)
         self.command_manager.resample(self, mask)
@@ -338,8 +339,8 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
         self.command_manager.fix(self, values, name, self.task_name)
 
     def required_command(self, name: str, func: str) -> Any:
-        """The command term `name`, which the task's own terms read (in `link_terms`): it must be
-        a `func` term, else a one-line error saying to replace its params, not drop or retype it."""
+        """The command term `name`, which the task's own terms read by name: it must be a `func`
+        term, else a one-line error saying to replace its params, not drop or retype it."""
         from simrl.errors import ConfigError
 
         term = self.command_terms.get(name)
@@ -349,45 +350,16 @@ class EnvBatch(TaskHooks, gym.vector.VectorEnv):
                               f"(commands: {sorted(self.command_terms)})")
         return term
 
-    # --- the episode log ----------------------------------------------------------------------
+    # --- the episode log (simrl.env.episode_log) ----------------------------------------------
     def _accumulate_log(self, done: torch.Tensor, unstable: torch.Tensor) -> None:
-        """Add the finished episodes' sums to the device-side log (read by `episode_log`)."""
-        per_env = torch.stack([done, self.terminated_buf, unstable], dim=1).to(torch.float32)
-        length_s = self.episode_length_buf.to(torch.float32)[:, None] * self.dt
-        sums = self.reward_manager.sums
-        cols = torch.cat([per_env[:, :1], length_s, per_env[:, 1:], sums], dim=1)
-        self.termination_manager.count_ended(done)
-        self._log_acc += (cols * per_env[:, :1]).sum(dim=0)
-        sums.mul_(~done[:, None])
+        episode_log.accumulate(self, done, unstable)
 
     def episode_log(self) -> dict[str, float]:
-        """Means over the episodes that ended since the last call, and the count of unstable
-        worlds reset; then clears. One host sync: call it once per iteration, not per step.
-
-        Keys: `Episode_Reward/<term>` (sum over the episode / episode_length_s), `Episode/
-        length_s`, `Episode/terminated` (share), `Episode_Termination/<term>` (share of the ended
-        episodes in which that term fired), `sim/unstable_resets` (a count). Empty where no
-        episode ended and no world was unstable. Also raises if the sim dropped contacts.
-        """
-        self.sim.raise_on_overflow()
-        ended = self.termination_manager.ended
-        count, length, term, unstable, *rest = torch.cat([self._log_acc, ended]).tolist()
-        names = self.reward_manager.names
-        rewards, ends = rest[:len(names)], rest[len(names):]
-        self._log_acc.zero_()
-        ended.zero_()
-        self._unstable_total += int(unstable)
-        log: dict[str, float] = {}
-        if count:
-            for name, value in zip(names, rewards, strict=True):
-                log[f"Episode_Reward/{name}"] = value / count / self.cfg.episode_length_s
-            for name, value in zip(self.termination_manager.names, ends, strict=True):
-                log[f"Episode_Termination/{name}"] = value / count
-            log["Episode/length_s"] = length / count
-            log["Episode/terminated"] = term / count
-        if count or unstable:
-            log["sim/unstable_resets"] = unstable
+        """Means over the episodes that ended since the last call (simrl.env.episode_log.read:
+        one host sync, once per iteration), the curricula's and the views' figures."""
+        log = episode_log.read(self)
         log.update(self.curriculum_manager.log(self))
+        log.update(self.view_log())
         return log
 
     @property

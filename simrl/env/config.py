@@ -27,6 +27,13 @@ class EnvCfg:
     # MuJoCo Warp's per-world buffers (nconmax, njmax) where the sim config leaves them unset:
     # a contact-rich task (a cube in a hand) needs more than the sizes drawn from its first state
     MJWARP_BUFFERS: ClassVar[dict[str, int]] = {}
+    # data views over the scene, computed once per step, that the task's terms read as
+    # `env.<name>` (a legged robot's base and feet state, a terrain's levels): name -> a class
+    # built as cls(env) after the robot's joints are read, with `refresh(env)` (after physics and
+    # after resets), `update(env)` (after physics) and `reset(env, mask)`; optional `log(env)`
+    # (per iteration), `deploy_facts(env)` (into policy.json's deploy section), `metrics()` (metric
+    # terms that exist with it) and `resolved_cfg()`. Their tensors are saved with the env.
+    VIEWS: ClassVar[dict[str, type]] = {}
 
     model: str = ""  # MJCF path, relative to assets/ or absolute
     keyframe: str | None = None
@@ -58,15 +65,25 @@ class EnvCfg:
     curriculum: dict[str, dict[str, Any] | None] = field(default_factory=dict)
 
 
-def own_entries(cfg: Any) -> dict[str, dict[str, Any]]:
+    def bind_scene(self, scene: Any) -> EnvCfg:
+        """The config completed from the assembled scene (a robot's gait offsets, stacked
+        history) and checked against it; may adjust `scene.model` before the sim copies it. The
+        env is built from what it returns."""
+        return self
+
+
+def own_entries(cfg: Any, scene: Any = None) -> dict[str, dict[str, Any]]:
     """The entries a task config's fields imply, per kind (`cfg.own_entries()` where its class
-    defines it; every task drives every policy actuator with one joint_position_action unless
-    it says otherwise)."""
+    defines it, `cfg.own_entries(scene)` where it reads the scene: a robot's contact bodies, a
+    terrain; every task drives every policy actuator with one joint_position_action unless it
+    says otherwise)."""
     joint_pos = {"func": "joint_position_action", "params": {}}
     out: dict[str, dict[str, Any]] = {"actions": {"joint_pos": joint_pos}}
     own = getattr(cfg, "own_entries", None)
     if own is not None:
-        out.update(own())
+        import inspect
+
+        out.update(own(scene) if inspect.signature(own).parameters else own())
     return out
 
 

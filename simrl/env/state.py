@@ -15,10 +15,11 @@ from typing import Any
 from simrl.env.checks import KINDS
 from simrl.snapshot import capture, restore
 
-FORMAT = 2  # 1: simrl 0.1.0 (state on the env); 2: the managers own their state
+FORMAT = 3  # 1: simrl 0.1.0 (state on the env); 2: the managers own their state; 3: and the views
 
 # env attributes rebuilt from the config, not saved: these and the term tables
-NOT_STATE = frozenset({"sim", "model", "cfg", "_mirror_maps", "robot_mirror", "task_name", *KINDS.values()})
+NOT_STATE = frozenset({"sim", "model", "cfg", "_mirror_maps", "robot_mirror", "task_name", "views",
+                       *KINDS.values()})
 
 
 def config_key(env: Any) -> str:

@@ -21,6 +21,18 @@ def action_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, di
 
 
 
+def _delay_range(delay: Any) -> tuple[int, int]:
+    try:
+        lo, hi = delay
+        ok = all(float(v).is_integer() for v in (lo, hi)) and 0 <= lo <= hi
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ConfigError(f"action_delay must be (min, max) control steps with 0 <= min <= max, got "
+                          f"{tuple(delay) if isinstance(delay, (list, tuple)) else delay!r}")
+    return int(lo), int(hi)
+
+
 def check_cover(env: Any, terms: Mapping[str, Any]) -> None:
     """Every policy actuator claimed by exactly one term, and one mode for all (the runtime's)."""
     m, na = env.model, env.num_actions
@@ -56,11 +68,21 @@ def _torque_limits(m: mujoco.MjModel, na: int) -> list[float]:
 
 class ActionManager:
     """The action entries of one env batch: terms that claim actuators (together every policy
-    actuator once) and priors that add to the actions first (`prior = True`: a reference gait)."""
+    actuator once) and priors that add to the actions first (`prior = True`: a reference gait).
 
-    not_state = frozenset({"priors", "claims"})
+    With `delay` (min, max) control steps, the actions reach the terms that many steps late, the
+    delay drawn per env at each reset (a robot's actuation latency); state: the delays and the
+    queue of recent actions."""
 
-    def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, type]):
+    not_state = frozenset({"priors", "claims", "delay_range"})
+
+    def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, type],
+                 delay: Any = None):
+        self.delay_range = None if delay is None else _delay_range(delay)
+        if self.delay_range is not None:
+            n, na = env.num_envs, env.num_actions
+            self.delay = torch.zeros(n, 1, 1, device=env.device, dtype=torch.long)
+            self.queue = torch.zeros(n, self.delay_range[1] + 1, na, device=env.device, dtype=torch.float32)
         self.terms: dict[str, Any] = {}
         for name, func, params in action_entries(entries):
             where = f"action '{name}'"
@@ -73,9 +95,21 @@ class ActionManager:
             t.link(env, claims)
         self.claims = list(claims.values())
 
+    def reset(self, env: Any, mask: torch.Tensor) -> None:
+        """Each env in bool `mask` (N,) draws its delay; its queue empties."""
+        if self.delay_range is None:
+            return
+        lo, hi = self.delay_range
+        delay = torch.randint(lo, hi + 1, (env.num_envs, 1, 1), generator=env.gen, device=env.device)
+        self.delay = torch.where(mask[:, None, None], delay, self.delay)
+        self.queue = self.queue.masked_fill(mask[:, None, None], 0.0)
+
     def apply(self, env: Any, actions: torch.Tensor) -> None:
-        """Write `actions` (N, num_actions) into `sim.ctrl`: the priors' additions, then every
-        claiming term."""
+        """Write `actions` (N, num_actions) into `sim.ctrl`: delayed where a delay is set, the
+        priors' additions, then every claiming term."""
+        if self.delay_range is not None and self.queue.shape[1] > 1:  # `delay` steps old
+            self.queue = torch.cat([actions[:, None], self.queue[:, :-1]], dim=1)
+            actions = self.queue.gather(1, self.delay.expand(-1, 1, actions.shape[1])).squeeze(1)
         for term in self.priors:
             actions = term.add(env, actions)
         for term in self.claims:

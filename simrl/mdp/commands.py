@@ -8,7 +8,7 @@ a task's config:
       ee_pose: {func: pose_command, params: {site: attachment_site, x: [0.35, 0.65], ...}}
       old_one: null          # drops the task's own command of that name
 
-A task builds its own entries from its fields (`EnvBatch.task_commands`); a config entry of the
+A task builds its own entries from its fields (its config's `own_entries`); a config entry of the
 same name is merged over the task's (its params over the task's params, where it keeps the
 func), so `commands: {base_velocity: {params: {lin_vel_x: [0, 1]}}}` changes one range.
 
@@ -19,9 +19,9 @@ after each physics step (a heading's steering), `fix(env, values)` pins every en
 rehearse it. Params are bound once as other terms' are (simrl.managers.terms: `site`, `body`...
 become ids). A term keeps no reference to the env (its state is checkpointed by walking it).
 
-Order within a step: physics, the task's `update`, then each command's clock resample and
-`step`; within a reset: the task's `reset_envs`, then each command's `resample`, then the
-reset events. Every draw is for all envs, kept where the mask is: no host sync.
+Order within a step: physics, the task's views' update, then each command's clock resample and
+`step`; within a reset: the spawn events, then each command's `resample`, then the reset
+events. Every draw is for all envs, kept where the mask is: no host sync.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import mujoco
 import torch
 
 from simrl.errors import ConfigError
-from simrl.math import quat_conjugate, quat_from_euler, quat_mul
+from simrl.math import quat_conjugate, quat_from_euler, quat_mul, quat_yaw
 
 
 def _range(name: str, value: Any) -> tuple[float, float]:
@@ -58,7 +58,7 @@ class VelocityCommand:
     scales every draw: a command curriculum raises it. With `heading`, a target heading is drawn
     instead of a yaw rate and the yaw-rate command steers towards it each step
     (`heading_gain` x the heading error, clipped to `yaw_rate`), so envs walk mostly straight
-    (legged_gym's heading commands); it reads the env's `base_yaw`."""
+    (legged_gym's heading commands); it reads the yaw of the robot's floating base."""
 
     def __init__(self, env: Any, lin_vel_x: Any, lin_vel_y: Any = (0.0, 0.0), yaw_rate: Any = (0.0, 0.0),
                  standing_share: float = 0.0, heading: bool = False, heading_gain: float = 0.5):
@@ -68,9 +68,10 @@ class VelocityCommand:
                        _range("velocity_command: yaw_rate", yaw_rate)]
         if not 0.0 <= standing_share <= 1.0:
             raise ConfigError(f"velocity_command: standing_share must be in [0, 1], got {standing_share!r}")
-        if heading and not hasattr(env, "base_yaw"):
-            raise ConfigError(f"velocity_command: heading steers by the base's yaw, which task "
-                              f"'{env.task_name}' does not measure: set heading: false")
+        scene = getattr(env, "scene", None)
+        if heading and (scene is None or scene.root_qpos is None):
+            raise ConfigError(f"velocity_command: heading steers by a floating base's yaw, which task "
+                              f"'{env.task_name}' does not have: set heading: false")
         self.standing_share = float(standing_share)
         self.heading_mode = bool(heading)
         self.heading_gain = float(heading_gain)
@@ -90,7 +91,9 @@ class VelocityCommand:
 
     def step(self, env: Any) -> None:
         if self.heading_mode:
-            err = torch.remainder(self.heading - env.base_yaw + torch.pi, 2 * torch.pi) - torch.pi
+            q = env.scene.root_qpos
+            yaw = quat_yaw(env.sim.qpos[:, q + 3 : q + 7].float())
+            err = torch.remainder(self.heading - yaw + torch.pi, 2 * torch.pi) - torch.pi
             lo, hi = self.ranges[2]
             self.command[:, 2] = (self.heading_gain * err).clamp(lo, hi) * self.moving
 

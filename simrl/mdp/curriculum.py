@@ -4,7 +4,7 @@
       command_level: {func: command_level,
                       params: {command: base_velocity, start: 0.3, step: 0.1, threshold: 0.8}}
 
-A task builds its own entries from its fields (`EnvBatch.task_curriculum`: the velocity task's
+A task builds its own entries from its fields (its config's `own_entries`: the velocity task's
 `command_curriculum`); a config entry of the same name is merged over it, `null` drops one. A
 curriculum term is a small class: `func(env, **params)` builds its state, `update(env, done)`
 runs each step on the episodes that end (bool `done` (N,), their reward sums still in

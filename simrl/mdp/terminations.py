@@ -8,7 +8,7 @@ task's config:
       far: {func: ..., time_out: true}   # ends the episode as a truncation (bootstrapped)
       height: null                       # drops the task's own term of that name
 
-A task builds its own entries from its fields (`EnvBatch.task_terminations`); the config's
+A task builds its own entries from its fields (its config's `own_entries`); the config's
 merge into those of the same name. An episode ended by a term is terminated (a terminal state)
 unless the term says `time_out: true`. Params are bound once as reward terms' are
 (`simrl.managers.terms`). Each ending is logged per term as `Episode_Termination/<name>`: the share of

@@ -56,10 +56,10 @@ def evaluate_app(cfg: DictConfig) -> list[dict[str, Any]]:
     env, _ = build_env(run_cfg)
     level, kind = cfg.get("terrain_level"), cfg.get("terrain_type")
     if level is not None or kind is not None:
-        if not hasattr(env, "set_tiles"):
+        if not hasattr(env, "terrain"):
             raise ConfigError(f"terrain_level/terrain_type need a task on terrain; "
                               f"{run_cfg.task.name} has none")
-        env.set_tiles(level, kind)
+        env.terrain.set_tiles(level, kind)
     policy, ckpt = policy_from_checkpoint(env, cfg.checkpoint, OmegaConf.to_container(run_cfg.agent))
     print(f"simrl eval: {ckpt['path']} (iteration {ckpt.get('iter')}) on {run_cfg.task.name}, "
           f"{env.num_envs} episodes per command, backend {env.sim.backend}")
@@ -86,15 +86,15 @@ def evaluate_tiles(env, policy, command, progress: bool = False) -> list[dict[st
     the first command: share of episodes that crossed the tile without a fall, tracking error."""
     from simrl.rl.evaluate import evaluate
 
-    if getattr(env, "grid", None) is None:
+    if getattr(getattr(env, "terrain", None), "grid", None) is None:
         raise ConfigError("terrain_tiles=true needs a run on a terrain grid (terrain=rough)")
-    top = env.grid.num_levels - 1
+    top = env.terrain.grid.num_levels - 1
     results = []
     print(f"  {'type':<12} {'level':>5} {'crossed':>8} {'falls':>6} {'lin-vel error':>14}  "
           f"cmd {list(command)}")
-    for kind in env.grid.cfg.types:
+    for kind in env.terrain.grid.cfg.types:
         for level in sorted({top // 2, top}):
-            env.set_tiles(level, kind)
+            env.terrain.set_tiles(level, kind)
             r = evaluate(env, policy, command=command, progress=progress)
             r.update(terrain_type=kind, terrain_level=level, command=list(command))
             results.append(r)

@@ -52,7 +52,7 @@ def test_graph_sees_the_imports():
     graph = import_graph()
     assert "simrl.env" in graph["simrl.rl.vecenv"]  # a module-level import
     assert "simrl.rl.learnbench" in graph["simrl.bench.cli"]  # one inside a function
-    assert "simrl.env" in graph["simrl.envs.locomotion.env"]  # the tasks are in the graph
+    assert "simrl.env" in graph["simrl.envs.locomotion.cfg"]  # the tasks are in the graph
     assert "simrl.envs" in graph["simrl.registry"]
 
 

@@ -35,7 +35,7 @@ def test_deploy_observation_and_actions_match_the_env(quad_export):
             q, v = env.sim.qpos.numpy(), env.sim.qvel.numpy()
             readings = {
                 "joint_pos": q[:, 7:], "joint_vel": v[:, 6:], "gyro": v[:, 3:6], "quat": q[:, 3:7],
-                "base_lin_vel": env.base_lin_vel_b.numpy(), "command": env.commands.numpy(),
+                "base_lin_vel": env.legged.base_lin_vel_b.numpy(), "command": env.command().numpy(),
                 "last_action": env.actions.numpy(),
                 "policy_time": env.episode_length_buf.numpy() * env.dt,  # the trot clock's time
             }
@@ -67,7 +67,8 @@ def test_deploy_targets_use_offset_scale_and_gains(quad_export):
 def test_projected_gravity_matches_the_env():
     env = make("quadruped", 4, device="cpu", seed=2)
     env.reset(seed=2)
-    np.testing.assert_allclose(projected_gravity(env.base_quat.numpy()), env.gravity_b.numpy(), atol=1e-6)
+    quat, gravity = env.legged.base_quat.numpy(), env.legged.gravity_b.numpy()
+    np.testing.assert_allclose(projected_gravity(quat), gravity, atol=1e-6)
 
 
 def test_metadata_readable_from_onnx_alone(quad_export, tmp_path):

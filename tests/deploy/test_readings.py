@@ -53,7 +53,7 @@ def test_deploy_history_equals_the_envs_over_steps():
     gen = torch.Generator().manual_seed(0)
     for step in range(6):
         for w in range(2):
-            r = read(env.sim.get_mjdata(w), env.commands[w].numpy())
+            r = read(env.sim.get_mjdata(w), env.command()[w].numpy())
             r["last_action"] = env.actions[w].numpy()
             r["policy_time"] = env.episode_length_buf[w].item() * env.dt  # DeployPolicy counts it itself
             ours = observation(meta, r, histories[w])

@@ -144,7 +144,7 @@ def test_symmetry_over_a_term_that_declares_no_mirror_names_it():
     from simrl.errors import ConfigError
 
     env = simrl.make("quadruped", 2, device="cpu", seed=0)
-    env.OBS_TERMS = {**env.OBS_TERMS, "ground_friction": lambda env: env.mu}  # undeclared
+    env.OBS_TERMS = {**env.OBS_TERMS, "ground_friction": lambda env: env.legged.mu}  # undeclared
     with pytest.raises(ConfigError, match=r"term 'ground_friction' in group 'critic' has no mirror.*"
                                           r"@observation\(mirror=\.\.\.\)"):
         env.mirror_maps()

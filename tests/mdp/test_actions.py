@@ -22,7 +22,7 @@ def test_the_default_action_is_the_tasks_scale_and_offset_on_every_policy_actuat
     env = simrl.make("quadruped", 4, device="cpu", seed=0, cfg={"action_delay": [0, 0]})
     assert list(env.action_manager.terms) == ["joint_pos"]
     a = torch.linspace(-1, 1, 4 * env.num_actions).reshape(4, env.num_actions)
-    env.apply_actions(a)
+    env.action_manager.apply(env, a)
     want = env.default_joint_pos + env.action_scale * a
     torch.testing.assert_close(env.sim.ctrl[:, : env.num_actions].float(), want)
     spec = env.action_spec()
@@ -35,7 +35,7 @@ def test_an_arm_with_a_binary_gripper_drives_each_actuator_as_its_term_says():
     finger = next(i for i in range(na) if m.joint(int(m.actuator_trnid[i, 0])).name == "finger_joint1")
     a = torch.full((3, na), 0.2)
     a[:, finger] = torch.tensor([0.7, -0.01, 0.0])  # open, closed, closed (0 is not > 0)
-    env.apply_actions(a)
+    env.action_manager.apply(env, a)
     ctrl = env.sim.ctrl[:, :na].float()
     lo, hi = m.actuator_ctrlrange[finger]
     assert ctrl[:, finger].tolist() == pytest.approx([hi, lo, lo])
@@ -58,7 +58,7 @@ def test_terms_over_joints_that_are_not_adjacent_index_with_a_device_tensor():
     env = simrl.make("quadruped", 2, device="cpu", seed=0, cfg={"action_delay": [0, 0], "actions": actions})
     hips = env.action_manager.terms["joint_pos"]
     assert hips.cols == [0, 3, 6, 9] and isinstance(hips.index, torch.Tensor)
-    env.apply_actions(torch.ones(2, 12))
+    env.action_manager.apply(env, torch.ones(2, 12))
     scale = torch.full((12,), env.action_scale)
     scale[[0, 3, 6, 9]] = 0.1
     torch.testing.assert_close(env.sim.ctrl[:, :12].float(), (env.default_joint_pos + scale).expand(2, -1))
@@ -69,9 +69,9 @@ def test_delta_mode_moves_the_targets_and_clamps_them_to_the_control_range():
     env = simrl.make("reach", 2, device="cpu", seed=0, cfg={"action_mode": "delta"})
     na = env.num_actions
     before = env.sim.ctrl[:, :na].clone()
-    env.apply_actions(torch.full((2, na), 0.1))
+    env.action_manager.apply(env, torch.full((2, na), 0.1))
     torch.testing.assert_close(env.sim.ctrl[:, :na], before + env.action_scale * 0.1)
-    env.apply_actions(torch.full((2, na), 1e3))
+    env.action_manager.apply(env, torch.full((2, na), 1e3))
     lo, hi = env.model.actuator_ctrlrange[:na].T
     assert np.allclose(env.sim.ctrl[:, :na].numpy(), np.where(lo < hi, hi, env.sim.ctrl[:, :na].numpy()))
     assert env.action_spec()["mode"] == "delta"

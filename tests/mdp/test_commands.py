@@ -17,16 +17,17 @@ def _quad(n=16, **cfg):
 def test_the_velocity_task_draws_its_command_from_its_ranges_and_on_its_clock():
     env = _quad(64, lin_vel_x=[0.2, 0.4], lin_vel_y=[0.0, 0.0], yaw_rate=[-0.1, 0.1],
                 standing_share=0.25, resample_s=0.04)  # every 2 control steps
-    assert env.command() is env.commands and list(env.command_terms) == ["base_velocity"]
-    cmd = env.commands.clone()
+    assert list(env.command_terms) == ["base_velocity"]
+    assert env.command() is env.command_terms["base_velocity"].command
+    cmd = env.command().clone()
     moving = cmd[:, 0] != 0
     assert ((cmd[moving, 0] >= 0.2) & (cmd[moving, 0] <= 0.4)).all() and (cmd[:, 1] == 0).all()
     assert (cmd[~moving] == 0).all() and 0 < int((~moving).sum()) < 64  # a share stands still
     env.step(torch.zeros(64, env.num_actions))
-    assert torch.equal(env.commands, cmd)  # step 1 of 2: the same commands
+    assert torch.equal(env.command(), cmd)  # step 1 of 2: the same commands
     env.step(torch.zeros(64, env.num_actions))
     stepped = env.episode_length_buf % 2 == 0  # envs reset in between restart their clock
-    assert not torch.equal(env.commands[stepped], cmd[stepped])
+    assert not torch.equal(env.command()[stepped], cmd[stepped])
 
 
 def test_fix_command_pins_every_env_and_stops_the_clock():
@@ -35,26 +36,26 @@ def test_fix_command_pins_every_env_and_stops_the_clock():
     for _ in range(3):
         env.step(torch.zeros(8, env.num_actions))
         live = ~env.reset_buf  # a reset draws a new command for the env it resets
-        assert torch.allclose(env.commands[live], torch.tensor([0.7, -0.1, 0.2]))
-    env.set_commands(0.5)  # the velocity task's name for it
-    assert torch.allclose(env.commands, torch.tensor([0.5, 0.0, 0.0]))
+        assert torch.allclose(env.command()[live], torch.tensor([0.7, -0.1, 0.2]))
+    env.fix_command([0.5])  # missing components are 0
+    assert torch.allclose(env.command(), torch.tensor([0.5, 0.0, 0.0]))
 
 
 def test_a_config_entry_is_merged_over_the_tasks_command():
     still = {"lin_vel_y": [0.0, 0.0], "yaw_rate": [0.0, 0.0], "standing_share": 0.0}
     env = _quad(8, commands={"base_velocity": {"params": {"lin_vel_x": [0.3, 0.3], **still}}})
-    assert torch.allclose(env.commands, torch.tensor([0.3, 0.0, 0.0]))
+    assert torch.allclose(env.command(), torch.tensor([0.3, 0.0, 0.0]))
     assert env.command_manager.clock["base_velocity"] == round(env.cfg.resample_s / env.dt)  # the task's
     assert env.deploy_spec()["tracks_commands"] is True
     env = _quad(8, commands={"base_velocity": {"params": {"lin_vel_x": [0.3, 0.3]}}})
-    assert torch.allclose(env.commands[:, 0].abs().max(), torch.tensor(0.3))
-    assert (env.commands[:, 1:] != 0).any()  # the task's lateral and yaw ranges stay
+    assert torch.allclose(env.command()[:, 0].abs().max(), torch.tensor(0.3))
+    assert (env.command()[:, 1:] != 0).any()  # the task's lateral and yaw ranges stay
 
 
 def test_fix_command_fills_missing_components_with_zero_and_refuses_too_many():
     env = _quad(4)
     env.fix_command([0.5])
-    assert torch.equal(env.commands, torch.tensor([[0.5, 0.0, 0.0]] * 4))
+    assert torch.equal(env.command(), torch.tensor([[0.5, 0.0, 0.0]] * 4))
     with pytest.raises(ConfigError, match=r"\[vx, vy, yaw_rate\]"):
         env.fix_command([0.5, 0.0, 0.0, 1.0])
 
@@ -66,14 +67,14 @@ def test_a_pinned_command_stays_pinned_through_a_checkpoint():
     fresh.load_state_dict(env.state_dict())
     fresh.step(torch.zeros(4, fresh.num_actions))
     live = ~fresh.reset_buf
-    assert torch.allclose(fresh.commands[live], torch.tensor([0.6, 0.0, 0.0]))
+    assert torch.allclose(fresh.command()[live], torch.tensor([0.6, 0.0, 0.0]))
 
 
 def test_the_command_curriculum_scales_the_draws_through_the_commands_level():
     env = _quad(64, command_curriculum={"start": 0.5})
-    assert env.command_level is env.command_terms["base_velocity"].level and float(env.command_level) == 0.5
+    assert float(env.command_terms["base_velocity"].level) == 0.5
     lo, hi = env.cfg.lin_vel_x
-    assert (env.commands[:, 0] >= 0.5 * lo - 1e-6).all() and (env.commands[:, 0] <= 0.5 * hi + 1e-6).all()
+    assert (env.command()[:, 0] >= 0.5 * lo - 1e-6).all() and (env.command()[:, 0] <= 0.5 * hi + 1e-6).all()
 
 
 def test_a_checkpoint_holds_the_commands_and_their_clocks():
@@ -81,11 +82,11 @@ def test_a_checkpoint_holds_the_commands_and_their_clocks():
     for _ in range(3):
         env.step(torch.zeros(8, env.num_actions))
     state = env.state_dict()
-    want = env.commands.clone()
+    want = env.command().clone()
     fresh = _quad(8, resample_s=0.02)
     fresh.fix_command([0.3, 0.0, 0.0])  # a pinned command stops its clock: the state restores it
     fresh.load_state_dict(state)
-    assert torch.equal(fresh.commands, want) and fresh.command() is fresh.commands
+    assert torch.equal(fresh.command(), want) and fresh.command() is fresh.command()
     assert fresh.command_manager.clock == env.command_manager.clock == {"base_velocity": 1}
     a, b = _quad(8, resample_s=0.02), _quad(8, resample_s=0.02)
     a.load_state_dict(state)
@@ -93,7 +94,7 @@ def test_a_checkpoint_holds_the_commands_and_their_clocks():
     for _ in range(2):  # and the next draws match
         a.step(torch.zeros(8, a.num_actions))
         b.step(torch.zeros(8, b.num_actions))
-    assert torch.equal(a.commands, b.commands) and not torch.equal(a.commands, want)
+    assert torch.equal(a.command(), b.command()) and not torch.equal(a.command(), want)
 
 
 def test_heading_mode_steers_the_yaw_rate_towards_the_drawn_heading():
@@ -101,11 +102,11 @@ def test_heading_mode_steers_the_yaw_rate_towards_the_drawn_heading():
              "params": {"lin_vel_x": [0.5, 0.5], "yaw_rate": [-1.0, 1.0], "heading": True,
                         "standing_share": 0.0}}
     env = _quad(8, commands={"base_velocity": entry})
-    assert env.heading_mode
+    assert env.command_terms["base_velocity"].heading_mode
     env.step(torch.zeros(8, env.num_actions))
     vel = env.command_terms["base_velocity"]
-    err = torch.remainder(vel.heading - env.base_yaw + torch.pi, 2 * torch.pi) - torch.pi
-    torch.testing.assert_close(env.commands[:, 2], (0.5 * err).clamp(-1.0, 1.0))
+    err = torch.remainder(vel.heading - env.legged.base_yaw + torch.pi, 2 * torch.pi) - torch.pi
+    torch.testing.assert_close(env.command()[:, 2], (0.5 * err).clamp(-1.0, 1.0))
 
 
 def test_the_arms_targets_are_command_terms_and_their_deploy_facts_say_how_they_are_drawn():

@@ -17,19 +17,21 @@ def test_a_configured_command_level_scales_the_command_and_rises_when_earned():
     env = _quad(curriculum={"level": {"func": "command_level",
                                       "params": {"command": "base_velocity", "start": 0.25, "step": 0.5}}})
     term = env.curriculum_manager.terms["level"]
-    assert term.level is env.command_terms["base_velocity"].level and float(env.command_level) == 0.25
+    level = env.command_terms["base_velocity"].level
+    assert term.level is level and float(level) == 0.25
     col = list(env.cfg.rewards).index("track_lin_vel")
     for _ in range(env.max_episode_length):  # one window in which every ended episode tracked perfectly
         env.reward_manager.sums[:, col] = env.cfg.rewards["track_lin_vel"] * env.cfg.episode_length_s
         term.update(env, torch.ones(4, dtype=torch.bool))
-    assert float(env.command_level) == 0.75
+    assert float(env.command_terms["base_velocity"].level) == 0.75
     assert env.episode_log()["Curriculum/command_level"] == 0.75
 
 
 def test_the_velocity_tasks_field_and_a_config_entry_merge():
     env = _quad(command_curriculum={"start": 0.5}, curriculum={"command_level": {"params": {"step": 0.2}}})
     term = env.curriculum_manager.terms["command_level"]
-    assert float(env.command_level) == 0.5 and term.step == 0.2 and term.threshold == 0.8
+    level = env.command_terms["base_velocity"].level
+    assert float(level) == 0.5 and term.step == 0.2 and term.threshold == 0.8
     dropped = _quad(command_curriculum={"start": 0.5}, curriculum={"command_level": None})
     assert not dropped.curriculum_manager.terms
 

@@ -57,8 +57,8 @@ def test_bad_event_entries_are_named():
         make({"p": {"func": "push_body", "mode": "often"}})
     with pytest.raises(ConfigError, match="interval_s .* goes with mode interval"):
         make({"p": {"func": "push_body", "mode": "interval", "params": {"body": "trunk", "max_vel": 1}}})
-    with pytest.raises(UnknownNameError, match=r"unknown func 'shove'.*\['forward_kinematics', 'push_body', "
-                       r"'reset_joints_uniform', 'reset_object_pose', 'scale_field'\]"):
+    with pytest.raises(UnknownNameError, match=r"unknown func 'shove'.*\['forward_kinematics', "
+                       r"'ground_dampratio', .*'push_body', .*'scale_field', 'start_terrain_levels'\]"):
         make({"p": {"func": "shove", "mode": "reset"}})
     with pytest.raises(ConfigError, match=r"unknown params \['speed'\]; valid: \['body', 'max_vel'\]"):
         make({"p": {"func": "push_body", "mode": "reset", "params": {"body": "trunk", "speed": 1}}})

@@ -95,7 +95,7 @@ def test_the_humanoids_height_term_comes_from_its_field():
     assert env.deploy_spec()["termination"]["min_base_height"] == 0.3
     env.reset(seed=0)
     assert not env.terminated().item()
-    env.sim.qpos[0, 2] -= env.base_height[0].item() - 0.2  # the pelvis 0.2 m over the ground
+    env.sim.qpos[0, 2] -= env.legged.base_height[0].item() - 0.2  # the pelvis 0.2 m over the ground
     env.sim.forward()
     env.refresh()
     assert env.terminated().item()

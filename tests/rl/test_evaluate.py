@@ -31,7 +31,7 @@ def test_a_terrain_run_reports_the_crossing_and_a_task_without_tracking_none():
     assert r["crossed_share"] == 0.0  # half a second of standing crosses nothing
 
     def far_from_spawn(obs):  # the curriculum's distance, as if each env had walked 10 m
-        env.spawn[:] = env.base_pos[:, :2] - 10.0
+        env.terrain.spawn[:] = env.legged.base_pos[:, :2] - 10.0
         return torch.zeros(env.num_envs, env.num_actions)
 
     r = evaluate(env, far_from_spawn, command=(0.5, 0.0, 0.0))

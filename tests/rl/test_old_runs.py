@@ -24,7 +24,7 @@ def test_a_run_saved_before_the_realism_fields_replays_without_them(quad_export,
     assert list(loaded.task.cfg.action_delay) == [0, 0] and list(loaded.task.cfg.kp_scale) == [1.0, 1.0]
     assert loaded.task.cfg.com_offset == 0.0 and loaded.task.cfg.terrain == "flat"
     env, _ = _env_for_checkpoint(old / "model_1.pt", num_envs=2)
-    assert env.action_queue.shape[1] == 1 and list(env.cfg.kp_scale) == [1.0, 1.0]
+    assert env.action_manager.queue.shape[1] == 1 and list(env.cfg.kp_scale) == [1.0, 1.0]
     gain = env.sim.param("actuator_gainprm")[:, :, 0]
     assert (gain == gain[0]).all()  # no per-env gains drawn
 

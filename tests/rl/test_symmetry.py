@@ -36,6 +36,6 @@ def test_a_humanoid_trains_two_iterations_with_symmetry(tmp_path):
 
 
 def test_symmetry_on_a_task_without_a_mirror_is_refused_in_one_line(tmp_path):
-    with pytest.raises(ConfigError, match="task 'cartpole' defines no mirror"):
+    with pytest.raises(ConfigError, match="task 'cartpole' has no robot, so no mirror image of its actions"):
         simrl.train("cartpole", "max_iterations=1", "num_envs=8", "symmetry=true",
                     device="cpu", progress=False, run_dir=tmp_path / "run")

@@ -285,10 +285,11 @@ def test_an_experiment_file_is_one_override_over_the_task_and_terrain():
     to the task's own rewards (not replacing them), pushes every 4 s."""
     cfg = cfg_for("task=quadruped", "experiment=rough_stairs", "num_envs=2")
     env, _ = build_env(cfg)
-    assert env.grid.cfg.types == ["rough", "slope_up", "slope_down", "stairs_up", "stairs_down", "obstacles"]
-    assert env.grid.cfg.box_types == ["stairs_up", "stairs_down"] and len(env.grid.boxes) > 0
+    types = ["rough", "slope_up", "slope_down", "stairs_up", "stairs_down", "obstacles"]
+    assert env.terrain.grid.cfg.types == types
+    assert env.terrain.grid.cfg.box_types == ["stairs_up", "stairs_down"] and len(env.terrain.grid.boxes) > 0
     assert env.cfg.rewards["foot_clearance"] < 0 and env.cfg.rewards["track_lin_vel"] == 1.0
-    assert env.track_swing and env.cfg.push_interval_s == 4.0
+    assert env.legged.track_swing and env.cfg.push_interval_s == 4.0
     with pytest.raises(Exception, match="experiment"):
         cfg_for("experiment=no_such_stage")
 

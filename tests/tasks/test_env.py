@@ -153,7 +153,7 @@ def test_tracking_rewards_peak_at_the_command():
 
     env = make("quadruped", 2, device="cpu", seed=0)
     env.reset(seed=0)
-    env.set_commands(0.8, 0.0, 0.5)
+    env.fix_command([0.8, 0.0, 0.5])
     _set_base(env, lin_vel=(0.8, 0, 0), ang_vel=(0, 0, 0.5))
     np.testing.assert_allclose(track_lin_vel(env).numpy(), 1.0, atol=1e-5)
     np.testing.assert_allclose(track_yaw_rate(env).numpy(), 1.0, atol=1e-5)
@@ -167,8 +167,8 @@ def test_base_velocity_is_read_in_the_base_frame():
     env.reset(seed=0)
     s = np.sqrt(0.5)
     _set_base(env, quat=(s, 0, 0, s), lin_vel=(1.0, 0, 0))  # yawed +90 deg, moving along world x
-    np.testing.assert_allclose(env.base_lin_vel_b[0].numpy(), [0, -1, 0], atol=1e-6)
-    np.testing.assert_allclose(env.gravity_b[0].numpy(), [0, 0, -1], atol=1e-6)
+    np.testing.assert_allclose(env.legged.base_lin_vel_b[0].numpy(), [0, -1, 0], atol=1e-6)
+    np.testing.assert_allclose(env.legged.gravity_b[0].numpy(), [0, 0, -1], atol=1e-6)
 
 
 def test_penalties_and_tilt_termination():
@@ -256,7 +256,7 @@ def test_a_push_shows_in_the_observation_of_the_step_it_happens():
     env = envs[1.0]
     qpos, qvel = env.sim.qpos.float(), env.sim.qvel.float()
     v_now = quat_rotate_inv(qpos[:, 3:7], qvel[:, 0:3])
-    v_twin = envs[0.0].base_lin_vel_b
+    v_twin = envs[0.0].legged.base_lin_vel_b
     assert (v_now[:, :2] - v_twin[:, :2]).norm(dim=1).min() > 0.05  # they were pushed
     lin = next(t for t in env.obs_layout["critic"] if t.name == "base_lin_vel")  # privileged
     torch.testing.assert_close(obs[1.0]["critic"][:, lin.slice], 2.0 * v_now)  # scale 2
@@ -318,7 +318,7 @@ def test_a_biped_starts_each_episode_at_rest_a_quadruped_with_a_random_base_velo
     def root_vel(task: str, **cfg) -> torch.Tensor:
         env = simrl.make(task, 64, device="cpu", seed=0, cfg=cfg or None)
         env.reset()
-        return env.sim.qvel[:, env.root_dof : env.root_dof + 6].float()
+        return env.sim.qvel[:, env.legged.root_dof : env.legged.root_dof + 6].float()
 
     quad = root_vel("quadruped")
     assert quad.abs().max() <= 0.5 and quad.std() > 0.2  # uniform on [-0.5, 0.5]: std 0.29
@@ -338,10 +338,10 @@ def test_the_command_curriculum_widens_the_ranges_when_tracking_is_earned():
     stays where they did not; a resumed run keeps its level (it is env state)."""
     cfg = {"command_curriculum": {"start": 0.5, "step": 0.25, "threshold": 0.6}, "episode_length_s": 0.2}
     env = simrl.make("quadruped", 4, device="cpu", seed=0, cfg=cfg)
-    assert float(env.command_level) == 0.5 and env.max_episode_length == 10
+    assert float(env.command_terms["base_velocity"].level) == 0.5 and env.max_episode_length == 10
     env.command_terms["base_velocity"].resample(env, torch.ones(4, dtype=torch.bool))
     lo, hi = env.cfg.lin_vel_x
-    assert (env.commands[:, 0] >= 0.5 * lo - 1e-6).all() and (env.commands[:, 0] <= 0.5 * hi + 1e-6).all()
+    assert (env.command()[:, 0] >= 0.5 * lo - 1e-6).all() and (env.command()[:, 0] <= 0.5 * hi + 1e-6).all()
     col = list(env.cfg.rewards).index("track_lin_vel")
     best = env.cfg.rewards["track_lin_vel"] * env.cfg.episode_length_s  # a whole episode at the command
 
@@ -350,14 +350,14 @@ def test_the_command_curriculum_widens_the_ranges_when_tracking_is_earned():
             env.reward_manager.sums[:, col] = share * best
             term = env.curriculum_manager.terms["command_level"]
             term.update(env, torch.tensor([True, False, True, False]))
-        return float(env.command_level)
+        return float(env.command_terms["base_velocity"].level)
 
     assert window(0.5) == 0.5  # under the threshold: no rise
     assert window(0.7) == 0.75 and window(0.9) == 1.0 and window(0.9) == 1.0  # capped at the full ranges
     state = env.state_dict()
     fresh = simrl.make("quadruped", 4, device="cpu", seed=0, cfg=cfg)
     fresh.load_state_dict(state)
-    assert float(fresh.command_level) == 1.0
+    assert float(fresh.command_terms["base_velocity"].level) == 1.0
     assert env.episode_log().get("Curriculum/command_level") == 1.0
     from simrl.errors import ConfigError
 

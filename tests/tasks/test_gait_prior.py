@@ -30,7 +30,7 @@ def test_the_swing_is_zero_in_stance_full_at_mid_swing_and_off_while_standing():
     period_steps = round(0.8 / env.dt)  # 40 control steps; stance 0.55: 22 steps, then a 18-step swing
     rad = torch.tensor([-0.3, 0.6, -0.3]) / env.action_scale  # action units
     env.episode_length_buf[:] = torch.tensor([0, 21, 31, 31])  # stance, its end, mid-swing (x2)
-    env.command_terms["base_velocity"].command[3] = 0.0  # env 3 told to stand
+    env.command()[3] = 0.0  # env 3 told to stand
     got = term.offsets_now(env)
     assert (got[:2, :3] == 0).all()  # the left leg in stance
     torch.testing.assert_close(got[2, :3], rad, rtol=0, atol=1e-5)  # (31/40 - 0.55) / 0.45 = 0.5: the peak
@@ -44,14 +44,14 @@ def test_the_runtime_adds_the_same_swing_from_its_own_clock_across_a_reset():
     meta = deploy_metadata(env, ["policy"])
     act, dt = meta["action"], meta["control_dt"]
     assert act["priors"][0]["kind"] == "reference_gait"
-    env.command_terms["base_velocity"].command[1] = 0.0  # one env standing throughout
+    env.command()[1] = 0.0  # one env standing throughout
     gen = torch.Generator().manual_seed(0)
     worst, swung = 0.0, 0
     for k in range(70):
         if k == 30:
             env._reset(torch.tensor([True, False, False, False]))  # a new episode: both clocks restart
         steps = env.episode_length_buf.clone()
-        commands = env.commands.clone()
+        commands = env.command().clone()
         actions = 0.2 * torch.randn(4, env.num_actions, generator=gen)
         env.step(actions)
         for i in range(4):

@@ -20,14 +20,14 @@ def g1():
 
 
 def test_single_stance_earns_the_shorter_of_stance_and_swing_time_capped(g1):
-    g1.commands[:] = torch.tensor([0.5, 0.0, 0.0])
-    g1.commands[2] = 0.0  # standing: nothing earned
-    g1.contact = torch.tensor([[True, False], [True, True], [False, True]])
-    g1.contact_time = torch.tensor([[0.2, 0.0], [0.5, 0.5], [0.0, 0.9]])
-    g1.air_time = torch.tensor([[0.0, 0.15], [0.0, 0.0], [0.6, 0.0]])
+    g1.command()[:] = torch.tensor([0.5, 0.0, 0.0])
+    g1.command()[2] = 0.0  # standing: nothing earned
+    g1.legged.contact = torch.tensor([[True, False], [True, True], [False, True]])
+    g1.legged.contact_time = torch.tensor([[0.2, 0.0], [0.5, 0.5], [0.0, 0.9]])
+    g1.legged.air_time = torch.tensor([[0.0, 0.15], [0.0, 0.0], [0.6, 0.0]])
     got = feet_air_time_biped(g1, threshold=0.3)
     assert got.tolist() == pytest.approx([0.15, 0.0, 0.0])  # single; double stance; standing
-    g1.commands[2, 0] = 0.5
+    g1.command()[2, 0] = 0.5
     assert feet_air_time_biped(g1, threshold=0.3)[2].item() == pytest.approx(0.3)  # capped
 
 
@@ -35,10 +35,11 @@ def test_the_step_reward_pays_air_time_past_its_target_and_a_floor_stops_short_s
     from simrl.envs.locomotion import feet_air_time
 
     env = simrl.make("quadruped", 3, device="cpu")  # air_time_target_s 0.5
-    env.commands[:] = torch.tensor([0.5, 0.0, 0.0])
-    env.commands[2] = 0.0  # standing: nothing earned or lost
-    env.first_contact = torch.tensor([[True, True, False, False], [True] * 4, [True] * 4])
-    env.air_time_on_landing = torch.tensor([[0.7, 0.2, 0.0, 0.0], [0.1] * 4, [0.1] * 4]) * env.first_contact
+    env.command()[:] = torch.tensor([0.5, 0.0, 0.0])
+    env.command()[2] = 0.0  # standing: nothing earned or lost
+    env.legged.first_contact = torch.tensor([[True, True, False, False], [True] * 4, [True] * 4])
+    landed = torch.tensor([[0.7, 0.2, 0.0, 0.0], [0.1] * 4, [0.1] * 4])
+    env.legged.air_time_on_landing = landed * env.legged.first_contact
     assert feet_air_time(env).tolist() == pytest.approx([0.2 - 0.3, -1.6, 0.0])
     assert feet_air_time(env, floor=0.0).tolist() == pytest.approx([0.2, 0.0, 0.0])
     assert feet_air_time(env, target=0.1).tolist() == pytest.approx([0.6 + 0.1, 0.0, 0.0], abs=1e-6)
@@ -49,9 +50,10 @@ def test_slip_counts_only_planted_feet(g1):
     """Feet that moved (0.3, 0.4, 5) and (9, 9, 9) times dt since the last step: only the planted
     ones count, and only horizontally."""
     slip = foot_slip(g1)
-    slip.pos = g1.sim.xpos[:, g1.feet].float() - torch.tensor([[0.3, 0.4, 5.0], [9.0, 9.0, 9.0]]) * g1.dt
+    moved = torch.tensor([[0.3, 0.4, 5.0], [9.0, 9.0, 9.0]]) * g1.dt
+    slip.pos = g1.sim.xpos[:, g1.legged.feet].float() - moved
     slip.fresh = torch.zeros(3, dtype=torch.bool)
-    g1.contact = torch.tensor([[True, False], [False, False], [True, True]])
+    g1.legged.contact = torch.tensor([[True, False], [False, False], [True, True]])
     assert slip(g1).tolist() == pytest.approx([0.25, 0.0, 0.25 + 162.0], rel=1e-4)
 
 
@@ -75,7 +77,7 @@ def test_slip_is_zero_right_after_a_reset_and_its_state_is_the_envs(g1):
     slip = g1.reward_manager.stateful["foot_slip"]
     for _ in range(5):
         g1.step(torch.randn(3, g1.num_actions))
-    g1.contact = torch.ones(3, 2, dtype=torch.bool)
+    g1.legged.contact = torch.ones(3, 2, dtype=torch.bool)
     before = slip.pos.clone()
     g1.sim.qpos[0, :2] += 0.5  # env 0 moved between steps (a reset puts it elsewhere)
     g1.sim.forward()
@@ -99,15 +101,16 @@ def test_a_stateful_term_without_reset_is_refused():
         def __call__(self, env):
             return torch.zeros(self.n)
 
-    from simrl.envs.locomotion import LocomotionEnv
+    from simrl.envs.locomotion import QuadrupedCfg
 
-    LocomotionEnv.REWARD_TERMS["trace_no_reset"] = Trace
+    rewards = QuadrupedCfg.TERMS["rewards"]
+    rewards["trace_no_reset"] = Trace
     try:
         with pytest.raises(ConfigError, match=r"reward term 'trace_no_reset': Trace is a class, so it keeps "
                                               r"state between steps; it needs a reset\(env, mask\)"):
             simrl.make("quadruped", 2, device="cpu", cfg={"rewards": {"trace_no_reset": 1.0}})
     finally:
-        del LocomotionEnv.REWARD_TERMS["trace_no_reset"]
+        del rewards["trace_no_reset"]
 
 
 def test_a_per_joint_param_that_misses_a_joint_is_named():
@@ -132,8 +135,7 @@ def test_the_gait_clock_is_each_foots_phase_and_restarts_with_the_episode():
     keep = env.episode_length_buf == 10
     assert keep.all()
     assert obs["policy"][0, -4:].tolist() == pytest.approx([1.0, 0.0, -1.0, 0.0], abs=1e-5)
-    env.reset_envs(torch.tensor([True, False]))
-    env.episode_length_buf[0] = 0
+    env._reset(torch.tensor([True, False]))
     clock = env.compute_observations()["policy"][:, -4:]
     assert clock[0].tolist() == pytest.approx([0.0, 1.0, 0.0, -1.0], abs=1e-6)  # a new episode: phase 0
     assert clock[1].tolist() == pytest.approx([1.0, 0.0, -1.0, 0.0], abs=1e-5)
@@ -160,7 +162,7 @@ def test_the_deploy_runtime_keeps_the_same_clock_from_the_policys_start(quad_exp
     obs, _ = env.reset()
     gen = torch.Generator().manual_seed(0)
     for step in range(8):
-        r = read(env.sim.get_mjdata(0), env.commands[0].numpy())
+        r = read(env.sim.get_mjdata(0), env.command()[0].numpy())
         policy.last_action = env.actions[0].numpy()
         np.testing.assert_allclose(policy.observation(r), obs["policy"][0].numpy(), atol=1e-5,
                                    err_msg=f"step {step}")
@@ -173,7 +175,7 @@ def test_gait_contact_rewards_feet_in_step_with_the_clock(g1):
     from simrl.envs.locomotion import gait_contact
 
     g1.episode_length_buf[:] = torch.tensor([5, 5, 30])  # phases (0.125, 0.625), again, (0.75, 0.25)
-    g1.contact = torch.tensor([[True, False], [False, True], [False, True]])
+    g1.legged.contact = torch.tensor([[True, False], [False, True], [False, True]])
     assert gait_contact(g1, period=0.8).tolist() == pytest.approx([1.0, 0.0, 1.0])
 
 
@@ -181,9 +183,9 @@ def test_feet_height_phase_pays_for_each_foot_on_its_clock_drawn_swing_height(g1
     from simrl.envs.locomotion import feet_height_phase
 
     g1.episode_length_buf[:] = torch.tensor([5, 5, 5])  # phases (0.125, 0.625): left planted,
-    g1.commands[:] = torch.tensor([0.5, 0.0, 0.0])     # right a sixth into its swing: sin(pi/6)
-    g1.commands[2] = 0.0                                # standing: nothing earned
-    g1.foot_height = torch.tensor([[0.0, 0.04], [0.04, 0.0], [0.0, 0.04]])
+    g1.command()[:] = torch.tensor([0.5, 0.0, 0.0])     # right a sixth into its swing: sin(pi/6)
+    g1.command()[2] = 0.0                                # standing: nothing earned
+    g1.legged.foot_height = torch.tensor([[0.0, 0.04], [0.04, 0.0], [0.0, 0.04]])
     got = feet_height_phase(g1, period=0.8, stance=0.55, height=0.08, std=0.05)
     assert got.tolist() == pytest.approx([1.0, math.exp(-2 * 0.8**2), 0.0], abs=1e-5)
 
@@ -192,9 +194,9 @@ def test_the_foot_heights_a_phase_reward_reads_are_the_tips_over_the_ground():
     env = simrl.make("humanoid", 2, device="cpu", cfg={"rewards": {"feet_height_phase": 1.0}})
     env.reset()
     env.step(torch.zeros(2, env.num_actions))
-    assert env.track_foot_height and not env.track_swing
-    assert torch.equal(env.foot_height, env.foot_heights())
-    assert env.foot_height.abs().max().item() < 0.03  # standing: both tips on the ground
+    assert env.legged.track_foot_height and not env.legged.track_swing
+    assert torch.equal(env.legged.foot_height, env.legged.foot_heights(env))
+    assert env.legged.foot_height.abs().max().item() < 0.03  # standing: both tips on the ground
 
 
 def test_the_gait_clock_mirrors_by_swapping_the_feet_and_bad_settings_are_named():
@@ -250,7 +252,7 @@ def test_the_quadruped_trots_on_a_clock_by_default_and_its_reward_reads_the_obse
     assert "feet_air_time" not in [t.name for _, t in env.reward_manager.active]  # weight 0: off
     env.episode_length_buf[:] = 2  # 0.04 s into a 0.4 s cycle: FR and RL in stance, FL and RR in swing
     assert env.robot.feet == ["FR_calf", "FL_calf", "RR_calf", "RL_calf"]
-    env.contact = torch.tensor([[True, False, False, True], [False, True, True, False]])
+    env.legged.contact = torch.tensor([[True, False, False, True], [False, True, True, False]])
     assert gait_contact(env, **fn.keywords).tolist() == [1.0, 0.0]
 
 
@@ -308,8 +310,8 @@ def test_gait_contact_can_ask_for_every_foot_down_while_standing_is_commanded():
 
     env = simrl.make("humanoid", 2, device="cpu", seed=0, robot="unitree_g1_legs", cfg={"gait_period_s": 0.8})
     env.episode_length_buf[:] = 30  # the left foot mid-swing, the right one in stance
-    env.command_terms["base_velocity"].command[:] = torch.tensor([[0.5, 0.0, 0.0], [0.0, 0.0, 0.0]])
-    env.contact = torch.ones(2, 2, dtype=torch.bool)  # both feet down
+    env.command()[:] = torch.tensor([[0.5, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    env.legged.contact = torch.ones(2, 2, dtype=torch.bool)  # both feet down
     clocked = gait_contact(env, period=0.8, offsets=(0.0, 0.5), stance=0.55)
     still = gait_contact(env, period=0.8, offsets=(0.0, 0.5), stance=0.55, still_when_standing=True)
     assert clocked.tolist() == [0.5, 0.5]  # the clock wants the left foot up, whatever the command

@@ -14,8 +14,8 @@ from simrl.mirror import swap_index
 def test_the_height_termination_is_a_share_of_the_robots_own_base_height():
     g1 = simrl.make("humanoid", 1, device="cpu", robot="unitree_g1_legs")
     t1 = simrl.make("humanoid", 1, device="cpu", robot="booster_t1")
-    assert g1.deploy_spec()["termination"]["min_base_height"] == pytest.approx(0.6 * g1.base_z0)
-    assert t1.deploy_spec()["termination"]["min_base_height"] == pytest.approx(0.6 * t1.base_z0)
+    assert g1.deploy_spec()["termination"]["min_base_height"] == pytest.approx(0.6 * g1.legged.base_z0)
+    assert t1.deploy_spec()["termination"]["min_base_height"] == pytest.approx(0.6 * t1.legged.base_z0)
     fixed = simrl.make("humanoid", 1, device="cpu", robot="booster_t1", cfg={"min_base_height": 0.3})
     assert fixed.deploy_spec()["termination"]["min_base_height"] == 0.3  # an absolute height wins
 

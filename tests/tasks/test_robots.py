@@ -93,7 +93,7 @@ def test_deploy_builds_the_envs_observations_from_raw_readings(name):
     read = Readings(env.model, meta)
     for w in range(4):
         d = env.sim.get_mjdata(w)  # forwarded: sensors at the state's instant
-        r = read(d, env.commands[w].numpy())
+        r = read(d, env.command()[w].numpy())
         r["last_action"] = env.actions[w].numpy()
         r["policy_time"] = env.episode_length_buf[w].item() * env.dt  # DeployPolicy counts it itself
         np.testing.assert_allclose(observation(meta, r), obs["policy"][w].numpy(), atol=1e-5)

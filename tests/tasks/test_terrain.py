@@ -148,13 +148,13 @@ def test_episode_friction_and_damping_reach_every_contact_on_the_terrain():
     env.reset()
     for _ in range(10):
         env.step(torch.zeros(3, env.num_actions))
-    ratio = env.sim.param("geom_solref")[:, env.touching, 1]
-    assert len(set(env.mu[:, 0].tolist())) == 3  # each world its own
+    ratio = env.sim.param("geom_solref")[:, env.legged.touching, 1]
+    assert len(set(env.legged.mu[:, 0].tolist())) == 3  # each world its own
     for w in range(3):
         d = env.sim.get_mjdata(w)
         assert d.ncon >= 3
         for c in d.contact[: d.ncon]:
-            assert c.friction[0] == pytest.approx(float(env.mu[w, 0]), rel=1e-6)
+            assert c.friction[0] == pytest.approx(float(env.legged.mu[w, 0]), rel=1e-6)
             assert c.solref[1] == pytest.approx(float(ratio[w, 0]), rel=1e-6)
 
 
@@ -198,12 +198,12 @@ def test_height_field_matches_mujoco_ray_casts():
 
 def test_height_scan_observes_the_ground_around_the_base():
     env = simrl.make("quadruped", 4, cfg={"terrain": GRID, "obs_noise": False}, seed=0)
-    env.set_tiles(level=2, kind="stairs_up")
+    env.terrain.set_tiles(level=2, kind="stairs_up")
     env.reset()
     scan = env.OBS_TERMS["height_scan"](env)
-    assert scan.shape == (4, env.scan_points.shape[0])
+    assert scan.shape == (4, env.terrain.scan_points.shape[0])
     # on the platform, the ground under the base is level with it: 0 at the centre point
-    centre = int(((env.scan_points).norm(dim=1)).argmin())
+    centre = int(((env.terrain.scan_points).norm(dim=1)).argmin())
     assert scan[:, centre].abs().max() < 0.05
     # at 0.8 m the stairs have gone down: the base is higher above the ground there
     assert (scan.max(dim=1).values > 0.05).all()
@@ -211,19 +211,19 @@ def test_height_scan_observes_the_ground_around_the_base():
 
 def test_curriculum_runs_in_the_env_and_envs_start_on_their_tiles():
     env = simrl.make("quadruped", 12, cfg={"terrain": {**GRID, "max_init_level": 2}}, seed=0)
-    origin = env.origins[env.levels, env.types]
+    origin = env.terrain.origins[env.terrain.levels, env.terrain.types]
     base = env.sim.qpos[:, :2].float()
     assert ((base - origin[:, :2]).abs() <= env.cfg.spawn_xy + 1e-6).all()
-    env.walked[:] = 3.0  # as if every env walked past half a tile
-    env.cmd_disp[:] = 2.0
-    before = env.levels.clone()
+    env.terrain.walked[:] = 3.0  # as if every env walked past half a tile
+    env.terrain.cmd_disp[:] = 2.0
+    before = env.terrain.levels.clone()
     env._reset(torch.ones(12, dtype=torch.bool))
-    want = torch.where(before + 1 >= 3, env.levels, before + 1)  # the top wraps randomly
-    assert torch.equal(env.levels, want)
+    want = torch.where(before + 1 >= 3, env.terrain.levels, before + 1)  # the top wraps randomly
+    assert torch.equal(env.terrain.levels, want)
     log = env.episode_log()
-    assert log["Curriculum/terrain_level"] == pytest.approx(env.levels.float().mean().item())
-    for j, kind in enumerate(env.grid.cfg.types):  # and each terrain type's own mean level
-        want = env.levels[env.types == j].float().mean().item()
+    assert log["Curriculum/terrain_level"] == pytest.approx(env.terrain.levels.float().mean().item())
+    for j, kind in enumerate(env.terrain.grid.cfg.types):  # and each terrain type's own mean level
+        want = env.terrain.levels[env.terrain.types == j].float().mean().item()
         assert log[f"Curriculum/level_{kind}"] == pytest.approx(want)
 
 
@@ -292,35 +292,37 @@ def test_terrain_grid_on_mujoco_warp():
                      cfg={"terrain": {**GRID, "types": ["stairs_up", "rough"], "platform": 2.0,
                                       "box_types": ["stairs_up"]},
                           "push_vel": 0.0, "spawn_xy": 0.2})  # all four feet on the platform
-    env.set_tiles(level=1)
+    env.terrain.set_tiles(level=1)
     obs, _ = env.reset()
     touched = torch.zeros(2, 4, dtype=torch.bool)
     for t in range(20):
         obs, rew, term, trunc, _ = env.step(torch.zeros(2, env.num_actions))
         assert torch.isfinite(rew).all() and torch.isfinite(obs["critic"]).all()
         if t >= 10:  # settled: every foot bears weight at some step (the stance shifts a little)
-            touched |= env.contact
+            touched |= env.legged.contact
     assert not (term | trunc).any()
     assert touched.all()  # four feet on the ground, in both worlds
-    top = env.origins[1, 0, 2]  # world 0 stands on top of the stairs pyramid
-    assert env.base_pos[0, 2] > top + 0.15
-    assert env.base_height[0] == pytest.approx(env.base_pos[0, 2].item() - top.item(), abs=1e-3)
+    top = env.terrain.origins[1, 0, 2]  # world 0 stands on top of the stairs pyramid
+    assert env.legged.base_pos[0, 2] > top + 0.15
+    assert env.legged.base_height[0] == pytest.approx(env.legged.base_pos[0, 2].item() - top.item(), abs=1e-3)
 
 
 def test_heading_commands_steer_towards_the_target_heading():
     """On a curriculum grid the yaw-rate command is 0.5 x the heading error (clipped), so envs
     walk mostly straight; a fixed evaluation command turns heading mode off."""
     env = simrl.make("quadruped", 6, cfg={"terrain": GRID, "push_vel": 0.0}, seed=0)
-    assert env.heading_mode and not simrl.make("quadruped", 2).heading_mode  # the plane: yaw rates
+    vel = env.command_terms["base_velocity"]
+    plane = simrl.make("quadruped", 2).command_terms["base_velocity"]
+    assert vel.heading_mode and not plane.heading_mode  # the plane: yaw rates
     env.step(torch.zeros(6, env.num_actions))
     from simrl.math import quat_yaw
 
-    err = torch.remainder(env.heading - quat_yaw(env.base_quat) + torch.pi, 2 * torch.pi) - torch.pi
-    want = (0.5 * err).clamp(*env.cfg.yaw_rate) * env.moving
-    torch.testing.assert_close(env.commands[:, 2], want)
-    env.set_commands(0.5, 0.0, 0.3)
+    err = torch.remainder(vel.heading - quat_yaw(env.legged.base_quat) + torch.pi, 2 * torch.pi) - torch.pi
+    want = (0.5 * err).clamp(*env.cfg.yaw_rate) * vel.moving
+    torch.testing.assert_close(env.command()[:, 2], want)
+    env.fix_command([0.5, 0.0, 0.3])
     env.step(torch.zeros(6, env.num_actions))
-    assert not env.heading_mode and torch.allclose(env.commands[:, 2], torch.tensor(0.3))
+    assert not vel.heading_mode and torch.allclose(env.command()[:, 2], torch.tensor(0.3))
 
 
 def test_foot_tips_sit_on_the_ground_standing_and_rise_with_the_base():
@@ -328,40 +330,40 @@ def test_foot_tips_sit_on_the_ground_standing_and_rise_with_the_base():
     over the ground under it, from the height field's own data."""
     env = simrl.make("quadruped", 2, cfg={"terrain": GRID, "push_vel": 0.0, "joint_pos_scale": (1.0, 1.0),
                                           "rewards": {"foot_clearance": -1.0}}, seed=0)
-    np.testing.assert_allclose(env.foot_tip.numpy(), [[0, 0, -0.213]] * 4, atol=1e-6)
-    env.set_tiles(level=2, kind="stairs_up")
+    np.testing.assert_allclose(env.legged.foot_tip.numpy(), [[0, 0, -0.213]] * 4, atol=1e-6)
+    env.terrain.set_tiles(level=2, kind="stairs_up")
     env.reset()  # then stand still on the centre of the raised top platform
-    env.sim.qpos[:, :2] = env.origins[2, env.grid.cfg.types.index("stairs_up"), :2].double()
+    env.sim.qpos[:, :2] = env.terrain.origins[2, env.terrain.grid.cfg.types.index("stairs_up"), :2].double()
     env.sim.qvel[:] = 0.0
     for _ in range(25):
         env.step(torch.zeros(2, env.num_actions))
-    assert (env.base_pos[:, 2] > 0.5).all()  # the ground under the feet is not z = 0
-    clear = env.foot_heights()
+    assert (env.legged.base_pos[:, 2] > 0.5).all()  # the ground under the feet is not z = 0
+    clear = env.legged.foot_heights(env)
     np.testing.assert_allclose(clear.numpy(), 0.02, atol=0.01)  # the sphere's radius: standing
     # the same robot lifted 0.3 m: every tip is 0.3 m higher above the same ground
     env.sim.qpos[:, 2] += 0.3
     env.sim.forward()
-    np.testing.assert_allclose(env.foot_heights().numpy(), clear.numpy() + 0.3, atol=1e-4)
+    np.testing.assert_allclose(env.legged.foot_heights(env).numpy(), clear.numpy() + 0.3, atol=1e-4)
 
 
 def test_foot_clearance_charges_the_shortfall_of_each_landing_swing():
     env = simrl.make("quadruped", 3, cfg={"push_vel": 0.0, "rewards": {"foot_clearance": -1.0},
                                           "foot_clearance_target": 0.1}, seed=0)
     term = env.REWARD_TERMS["foot_clearance"]
-    env.swing_peak_on_landing = torch.tensor([[0.1, 0.05, 0.0, 0.3]] * 3)
-    env.first_contact = torch.tensor([[True, True, True, True], [False, True, False, True],
+    env.legged.swing_peak_on_landing = torch.tensor([[0.1, 0.05, 0.0, 0.3]] * 3)
+    env.legged.first_contact = torch.tensor([[True, True, True, True], [False, True, False, True],
                                       [True, True, True, True]])
-    env.commands[:] = torch.tensor([[0.5, 0, 0], [0.5, 0, 0], [0.0, 0, 0.5]])
+    env.command()[:] = torch.tensor([[0.5, 0, 0], [0.5, 0, 0], [0.0, 0, 0.5]])
     # reached, half short, all short, over: 0 + 0.5 + 1 + 0; only landed feet; standing: 0
     np.testing.assert_allclose(term(env).numpy(), [1.5, 0.5, 0.0], atol=1e-6)
     # stepping: a foot on the ground has no swing peak; one in the air peaks at least as high
     # as it is now (a running maximum over the swing), in every env not reset this step
     for _ in range(30):
         env.step(0.5 * torch.randn(3, env.num_actions, generator=torch.Generator().manual_seed(0)))
-        assert (env.swing_peak[env.contact] == 0).all()
-        airborne = ~env.contact & (env.episode_length_buf > 0)[:, None]
-        assert (env.swing_peak[airborne] >= env.foot_heights()[airborne] - 1e-6).all()
-    assert (env.swing_peak > 0).any()
+        assert (env.legged.swing_peak[env.legged.contact] == 0).all()
+        airborne = ~env.legged.contact & (env.episode_length_buf > 0)[:, None]
+        assert (env.legged.swing_peak[airborne] >= env.legged.foot_heights(env)[airborne] - 1e-6).all()
+    assert (env.legged.swing_peak > 0).any()
     with pytest.raises(ConfigError, match="foot_clearance_target must be > 0 m"):
         simrl.make("quadruped", 1, cfg={"rewards": {"foot_clearance": -1.0}, "foot_clearance_target": 0.0})
 
@@ -385,9 +387,9 @@ def test_a_bare_terrain_field_overrides_the_runs_ground_and_a_named_ground_repla
 def test_on_a_plane_the_scan_is_one_point_and_on_a_grid_the_full_patch():
     flat = simrl.make("quadruped", 2, device="cpu")
     grid = simrl.make("quadruped", 2, device="cpu", cfg={"terrain": GRID})
-    assert flat.scan_points.shape == (1, 2) and grid.scan_points.shape == (17 * 11, 2)
+    assert flat.terrain.scan_points.shape == (1, 2) and grid.terrain.scan_points.shape == (17 * 11, 2)
     assert grid.obs_dims["critic"] - flat.obs_dims["critic"] == 17 * 11 - 1
     flat.reset()
     # the one point reads the base's height over the plane minus the default pose's
-    z = flat.base_pos[:, 2] - flat.base_z0
+    z = flat.legged.base_pos[:, 2] - flat.legged.base_z0
     torch.testing.assert_close(flat.OBS_TERMS["height_scan"](flat)[:, 0], z.clamp(-1, 1))
