@@ -9,7 +9,8 @@ import math
 import pytest
 
 from simrl.errors import ConfigError, UserError
-from simrl.rl.learnbench import Criterion, first_met, median, parse_args, run, seed_rows, worst
+from simrl.rl.learnbench import Criterion, parse_args, run
+from simrl.rl.learnreport import first_met, median, seed_rows, worst
 
 
 def _result(cmd, err, falls, ret=1.0):
