@@ -18,6 +18,7 @@ inside that task's reset (`simrl.terrain.next_levels`) rather than here.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -71,4 +72,85 @@ class CommandLevel:
         return {"Curriculum/command_level": self.level}
 
 
-CURRICULUM_TERMS = {"command_level": CommandLevel}
+_STAGE_KEYS = ("lin_vel_x", "lin_vel_y", "yaw_rate", "standing_share")
+
+
+class CommandStages:
+    """The command `command`'s ranges change in stages as training goes on: each stage, from
+    control step `at_step` on (counted per env since the env was built: iterations x the
+    learner's steps per env), replaces any of `lin_vel_x`, `lin_vel_y`, `yaw_rate` ([min, max])
+    and `standing_share` with its own; later draws use them. A recipe starts on the commands
+    the criterion asks for (forward and standing) and widens them once the robot walks:
+
+        curriculum:
+          widen: {func: command_stages, params: {command: base_velocity, stages: [
+                  {at_step: 2400, lin_vel_x: [-0.5, 1.0], yaw_rate: [-0.5, 0.5]}]}}
+
+    The stage is decided by a host counter (no device read); it and the command's ranges are
+    saved with the env, so a resumed run continues on its stage."""
+
+    def __init__(self, env: Any, command: str, stages: Any):
+        term = env.command_terms.get(command)
+        if term is None or not hasattr(term, "ranges") or not hasattr(term, "standing_share"):
+            raise ConfigError(f"command_stages: command '{command}' is not a velocity_command; commands: "
+                              f"{sorted(env.command_terms)}")
+        self.command, self.stages = command, _stages(stages)
+        self.steps = 0  # control steps since the env was built
+        self.stage = 0  # stages applied
+
+    def update(self, env: Any, done: torch.Tensor) -> None:
+        self.steps += 1
+        while self.stage < len(self.stages) and self.steps >= self.stages[self.stage]["at_step"]:
+            term, stage = env.command_terms[self.command], self.stages[self.stage]
+            for i, key in enumerate(_STAGE_KEYS[:3]):
+                if key in stage:
+                    term.ranges[i] = stage[key]
+            if "standing_share" in stage:
+                term.standing_share = stage["standing_share"]
+            self.stage += 1
+
+    def log(self, env: Any) -> dict[str, float]:
+        return {"Curriculum/command_stage": float(self.stage)}
+
+
+def _stages(stages: Any) -> list[dict[str, Any]]:
+    """The stages checked: a list of {at_step, and any of lin_vel_x, lin_vel_y, yaw_rate,
+    standing_share}, in order of at_step."""
+    if not isinstance(stages, (list, tuple)) or not stages:
+        raise ConfigError(f"command_stages: stages is a list of {{at_step, {', '.join(_STAGE_KEYS)}}}, "
+                          f"got {stages!r}")
+    out, last = [], 0
+    for k, stage in enumerate(stages):
+        where = f"command_stages: stage {k}"
+        if not hasattr(stage, "keys") or "at_step" not in stage:
+            raise ConfigError(f"{where} needs at_step (control steps: iterations x steps per env), got "
+                              f"{stage!r}")
+        unknown = sorted(set(stage) - {"at_step", *_STAGE_KEYS})
+        if unknown:
+            raise ConfigError(f"{where}: unknown keys {unknown}; valid: {['at_step', *_STAGE_KEYS]}")
+        at = stage["at_step"]
+        if isinstance(at, bool) or not isinstance(at, int) or at <= last:
+            raise ConfigError(f"{where}: at_step must be an int after the last stage's ({last}), got {at!r}")
+        rule = {"at_step": at}
+        rule.update({key: _span(where, key, stage[key]) for key in _STAGE_KEYS[:3] if key in stage})
+        if "standing_share" in stage:
+            share = stage["standing_share"]
+            if not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
+                raise ConfigError(f"{where}: standing_share must be in [0, 1], got {share!r}")
+            rule["standing_share"] = float(share)
+        out.append(rule)
+        last = at
+    return out
+
+
+def _span(where: str, key: str, value: Any) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: {key} must be [min, max], got {value!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        raise ConfigError(f"{where}: {key} must be [min, max] with finite min <= max, got {[lo, hi]}")
+    return lo, hi
+
+
+CURRICULUM_TERMS = {"command_level": CommandLevel, "command_stages": CommandStages}

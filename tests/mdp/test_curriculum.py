@@ -37,7 +37,8 @@ def test_the_velocity_tasks_field_and_a_config_entry_merge():
 
 
 @pytest.mark.parametrize(("curriculum", "error", "words"), [
-    ({"c": {"func": "terrain_speed"}}, UnknownNameError, "valid: ['command_level', 'reference_gait_fade']"),
+    ({"c": {"func": "terrain_speed"}}, UnknownNameError,
+     "valid: ['command_level', 'command_stages', 'reference_gait_fade']"),
     ({"c": {"func": "command_level", "params": {"command": "twist"}}}, ConfigError,
      "command 'twist' is not a command with a level"),
     ({"c": {"func": "command_level", "params": {"command": "base_velocity", "reward": "speed"}}}, ConfigError,
@@ -50,3 +51,45 @@ def test_bad_curriculum_entries_end_in_one_line(curriculum, error, words):
     with pytest.raises(error) as e:
         _quad(curriculum=curriculum)
     assert words in str(e.value) and "\n" not in str(e.value)
+
+
+STAGES = {"widen": {"func": "command_stages", "params": {"command": "base_velocity", "stages": [
+    {"at_step": 3, "lin_vel_x": [-1.0, -0.8], "standing_share": 0.0},
+    {"at_step": 5, "yaw_rate": [0.4, 0.5]}]}}}
+NARROW = {"lin_vel_x": [0.5, 0.5], "lin_vel_y": [0.0, 0.0], "yaw_rate": [0.0, 0.0], "standing_share": 0.0,
+          "resample_s": 0.02, "push_vel": 0.0}
+
+
+def test_command_stages_widen_the_ranges_at_their_step_and_resume_on_their_stage():
+    env = simrl.make("quadruped", 8, device="cpu", seed=0, cfg={**NARROW, "curriculum": STAGES})
+    zero = torch.zeros(8, env.num_actions)
+    env.step(zero)
+    assert torch.allclose(env.command()[:, 0], torch.tensor(0.5))  # stage 0: the recipe's commands
+    for _ in range(3):
+        env.step(zero)
+    live = ~env.reset_buf
+    assert (env.command()[live, 0] <= -0.8).all() and (env.command()[live, 2] == 0.0).all()
+    saved = env.state_dict()
+    env.step(zero)  # its curriculum update turns the second stage on: the next draws use it
+    fresh = simrl.make("quadruped", 8, device="cpu", seed=0, cfg={**NARROW, "curriculum": STAGES})
+    fresh.load_state_dict(saved)  # resumes on stage 1, with its ranges, and steps on bit for bit
+    assert fresh.command_terms["base_velocity"].ranges[0] == (-1.0, -0.8)
+    fresh.step(zero)
+    assert torch.equal(fresh.command(), env.command())
+    env.step(zero)
+    assert (env.command()[~env.reset_buf, 2] >= 0.4).all()  # the second stage
+    assert env.episode_log()["Curriculum/command_stage"] == 2.0
+
+
+@pytest.mark.parametrize(("stages", "words"), [
+    ([{"lin_vel_x": [0, 1]}], "stage 0 needs at_step"),
+    ([{"at_step": 10, "lin_vel_z": [0, 1]}], r"stage 0: unknown keys \['lin_vel_z'\]; valid: \['at_step'"),
+    ([{"at_step": 10}, {"at_step": 5}], "stage 1: at_step must be an int after the last stage's \\(10\\)"),
+    ([{"at_step": 10, "yaw_rate": [1, -1]}], r"yaw_rate must be \[min, max\] with finite min <= max"),
+    ([{"at_step": 10, "standing_share": 2}], r"standing_share must be in \[0, 1\]"),
+    ([], "stages is a list of"),
+])
+def test_bad_command_stages_are_named_in_one_line(stages, words):
+    cur = {"widen": {"func": "command_stages", "params": {"command": "base_velocity", "stages": stages}}}
+    with pytest.raises(ConfigError, match=words):
+        simrl.make("quadruped", 2, device="cpu", cfg={"curriculum": cur})
