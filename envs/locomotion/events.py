@@ -12,6 +12,7 @@ import mujoco
 import numpy as np
 import torch
 
+from simrl.errors import ConfigError
 from simrl.managers.termination import deploy_facts
 from simrl.math import yaw_quat
 from simrl.scene import Scene, assemble
@@ -108,6 +109,10 @@ def reset_legged_pose(env: Any, mask: torch.Tensor, joint_scale: Any, base_vel: 
     (their targets at the default pose), a base velocity uniform in +-`base_vel` per axis (m/s
     and rad/s), the joints at rest; the base's lift clear of the ground is kept for
     `place_on_terrain`."""
+    if tuple(joint_scale) != tuple(env.cfg.joint_pos_scale):  # the lift table spans the field's
+        raise ConfigError(f"reset_legged_pose: joint_scale {list(joint_scale)} differs from the task's "
+                          f"joint_pos_scale {list(env.cfg.joint_pos_scale)}, over which the base's lift "
+                          "clear of the ground is computed: set task.cfg.joint_pos_scale instead")
     n, sim, dt, legged = env.num_envs, env.sim, env.sim.dtype, env.legged
     rows, rq, rd = mask[:, None], legged.root_qpos, legged.root_dof
     quat = yaw_quat(env.uniform((n,), -3.14159, 3.14159)).to(dt)

@@ -63,7 +63,7 @@ class joint_acc:  # noqa: N801  (a term's name, as the config says it)
 
     def __call__(self, env: Any) -> torch.Tensor:
         acc = ((env.joint_vel - self.last) / env.dt).square().sum(dim=1)
-        self.last = env.joint_vel
+        self.last = env.joint_vel.clone()  # a copy: on mjwarp joint_vel views the sim's qvel
         return acc
 
     def reset(self, env: Any, mask: torch.Tensor) -> None:

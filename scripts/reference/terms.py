@@ -17,8 +17,8 @@ KINDS = {
     "rewards": ("reward", "`f(env) -> (N,)`, times the entry's `weight` and the control step dt (a weight "
                 "is per second), summed into the step's reward."),
     "terminations": ("termination", "`f(env) -> (N,)` bool: the episodes that end now."),
-    "events": ("event", "`f(env, mask)`: randomization and disturbances at startup, reset or on an "
-               "interval (simrl.managers.event)."),
+    "events": ("event", "`f(env, mask)`: randomization, starts and disturbances at startup, at each "
+               "spawn (before the commands draw), reset or on an interval (simrl.managers.event)."),
     "commands": ("command", "A class: what each env's policy is asked to do, drawn at resets "
                  "(simrl.mdp.commands)."),
     "actions": ("action", "A class: how the policy's action columns become actuator targets "

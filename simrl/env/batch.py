@@ -190,7 +190,7 @@ class EnvBatch(TaskModel, TaskSpecs, gym.vector.VectorEnv):
         unstable = self._physics()
         self.update()
         self.metric_manager.update(self)  # the stateful metrics' episode history
-        self.command_manager.step(self)  # after the task's update (its base_yaw)
+        self.command_manager.step(self)  # after the physics (a heading command reads the new yaw)
         self.terminated_buf = self.termination_manager.compute(self) | unstable
         timed = self.termination_manager.time_outs(self.episode_length_buf >= self.max_episode_length)
         self.time_out_buf = timed & ~self.terminated_buf

@@ -27,8 +27,8 @@ class EnvCfg:
     # MuJoCo Warp's per-world buffers (nconmax, njmax) where the sim config leaves them unset:
     # a contact-rich task (a cube in a hand) needs more than the sizes drawn from its first state
     MJWARP_BUFFERS: ClassVar[dict[str, int]] = {}
-    # data views over the scene, computed once per step, that the task's terms read as
-    # `env.<name>` (a legged robot's base and feet state, a terrain's levels): name -> a class
+    # data views over a robot's scene (a config with `robot`), computed once per step, that the
+    # task's terms read as `env.<name>` (a legged robot's base and feet, a terrain's levels): name -> a class
     # built as cls(env) after the robot's joints are read, with `refresh(env)` (after physics and
     # after resets), `update(env)` (after physics) and `reset(env, mask)`; optional `log(env)`
     # (per iteration), `deploy_facts(env)` (into policy.json's deploy section), `metrics()` (metric

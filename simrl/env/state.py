@@ -16,6 +16,7 @@ from simrl.env.checks import KINDS
 from simrl.snapshot import capture, restore
 
 FORMAT = 3  # 1: simrl 0.1.0 (state on the env); 2: the managers own their state; 3: and the views
+_FORMATS = {1: "simrl 0.1.0, the state on the env", 2: "a simrl before data views, tasks with env classes"}
 
 # env attributes rebuilt from the config, not saved: these and the term tables
 NOT_STATE = frozenset({"sim", "model", "cfg", "_mirror_maps", "robot_mirror", "task_name", "views",
@@ -31,20 +32,34 @@ def config_key(env: Any) -> str:
 def state_dict(env: Any) -> dict[str, Any]:
     """Everything the next step depends on. `load_state_dict` on an env of the same config
     continues bit for bit (on the same backend and device)."""
-    task = {k: v for k, v in vars(env).items() if k not in NOT_STATE}
+    views = getattr(env, "views", {})
+    task = {k: v for k, v in vars(env).items() if k not in NOT_STATE and k not in views}
+    # the data views' attributes, whichever package a view comes from (less its `not_state`)
+    task["views"] = {name: _own(view) for name, view in views.items()}
     return {"format": FORMAT, "config": config_key(env), "sim": env.sim.get_state(), "task": capture(task)}
+
+
+def _own(obj: Any) -> dict[str, Any]:
+    skip = getattr(obj, "not_state", ())
+    return {k: v for k, v in vars(obj).items() if k not in skip}
 
 
 def load_state_dict(env: Any, state: dict[str, Any]) -> None:
     """Restore `state_dict()`'s output. Raises ValueError for another format or config."""
     found = state.get("format", 1)
     if found != FORMAT:
-        raise ValueError(f"env state format {found} (simrl {'0.1.0' if found == 1 else 'other'}); this "
+        raise ValueError(f"env state format {found} ({_FORMATS.get(found, 'another simrl')}); this "
                          f"simrl reads format {FORMAT}: train anew, or use the simrl that saved it")
     if state["config"] != config_key(env):
         raise ValueError(_config_difference(state["config"], config_key(env)))
     env.sim.set_state(state["sim"])
     for k, v in state["task"].items():
+        if k == "views":
+            for name, attrs in v.items():
+                view = env.views[name]
+                for a, value in attrs.items():
+                    setattr(view, a, restore(getattr(view, a, None), value, f"{name}.{a}"))
+            continue
         setattr(env, k, restore(getattr(env, k, None), v, k))
 
 

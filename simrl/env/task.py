@@ -56,6 +56,9 @@ class TaskModel:
         scene = getattr(self, "scene", None)
         self.views: dict[str, Any] = {}
         if scene is None:
+            if getattr(self.cfg, "VIEWS", None):
+                raise ConfigError(f"task '{self.task_name}' declares views {sorted(self.cfg.VIEWS)}, which "
+                                  "read a robot's scene, but its config has no robot: give it `robot`")
             return
         from simrl.managers.terms import index_of
 

@@ -13,7 +13,7 @@ episode log (read once per iteration). A term keeps no reference to the env (its
 checkpointed by walking it).
 
 The terrain curriculum (a velocity task on a grid) decides where a reset env starts, so it runs
-inside that task's reset (`simrl.terrain.next_levels`) rather than here.
+in that task's spawn event `place_on_terrain` (`simrl.terrain.next_levels`) rather than here.
 """
 
 from __future__ import annotations
@@ -89,24 +89,32 @@ class CommandStages:
     The stage is decided by a host counter (no device read); it and the command's ranges are
     saved with the env, so a resumed run continues on its stage."""
 
+    not_state = frozenset({"term"})
+
     def __init__(self, env: Any, command: str, stages: Any):
         term = env.command_terms.get(command)
         if term is None or not hasattr(term, "ranges") or not hasattr(term, "standing_share"):
             raise ConfigError(f"command_stages: command '{command}' is not a velocity_command; commands: "
                               f"{sorted(env.command_terms)}")
         self.command, self.stages = command, _stages(stages)
+        self.term = term  # the command it changes (its own state: saved with the commands)
         self.steps = 0  # control steps since the env was built
         self.stage = 0  # stages applied
 
     def update(self, env: Any, done: torch.Tensor) -> None:
-        self.steps += 1
+        self.set_step(self.steps + 1)
+
+    def set_step(self, steps: int) -> None:
+        """Go to control step `steps` (a checkpoint's iteration x steps per env, where the env
+        is rebuilt: evaluation, export), applying every stage that starts by then."""
+        self.steps = steps
         while self.stage < len(self.stages) and self.steps >= self.stages[self.stage]["at_step"]:
-            term, stage = env.command_terms[self.command], self.stages[self.stage]
+            stage = self.stages[self.stage]
             for i, key in enumerate(_STAGE_KEYS[:3]):
                 if key in stage:
-                    term.ranges[i] = stage[key]
+                    self.term.ranges[i] = stage[key]
             if "standing_share" in stage:
-                term.standing_share = stage["standing_share"]
+                self.term.standing_share = stage["standing_share"]
             self.stage += 1
 
     def log(self, env: Any) -> dict[str, float]:
@@ -130,7 +138,8 @@ def _stages(stages: Any) -> list[dict[str, Any]]:
             raise ConfigError(f"{where}: unknown keys {unknown}; valid: {['at_step', *_STAGE_KEYS]}")
         at = stage["at_step"]
         if isinstance(at, bool) or not isinstance(at, int) or at <= last:
-            raise ConfigError(f"{where}: at_step must be an int after the last stage's ({last}), got {at!r}")
+            after = f"after the last stage's ({last})" if k else "a positive int"
+            raise ConfigError(f"{where}: at_step must be {'an int ' if k else ''}{after}, got {at!r}")
         rule = {"at_step": at}
         rule.update({key: _span(where, key, stage[key]) for key in _STAGE_KEYS[:3] if key in stage})
         if "standing_share" in stage:

@@ -156,7 +156,10 @@ def start_episode(m: mujoco.MjModel, d: mujoco.MjData, read: Readings, reset: di
         jnt = [int(m.dof_jntid[v]) for v in read.dof]
         lo, hi = m.jnt_range[jnt].T
         d.qpos[read.qpos] = np.where(m.jnt_limited[jnt].astype(bool), np.clip(q, lo, hi), q)
-    for body, box in reset.get("object_poses", {}).items():  # simrl.mdp.objects.reset_object_pose
+    poses = dict(reset.get("object_poses", {}))
+    for obj in reset.get("objects", []):  # a lift export written before object_poses: its x, y box
+        poses[obj["body"]] = {"x": obj["x"], "y": obj["y"]}
+    for body, box in poses.items():  # simrl.mdp.objects.reset_object_pose
         jnt = m.body(body).jntadr[0]  # the ranges it names are drawn; the keyframe keeps the rest
         q, v = int(m.jnt_qposadr[jnt]), int(m.jnt_dofadr[jnt])
         for i, k in enumerate(("x", "y", "z")):

@@ -85,8 +85,9 @@ def test_a_checkpoint_holds_the_commands_and_their_clocks():
     want = env.command().clone()
     fresh = _quad(8, resample_s=0.02)
     fresh.fix_command([0.3, 0.0, 0.0])  # a pinned command stops its clock: the state restores it
+    storage = fresh.command()
     fresh.load_state_dict(state)
-    assert torch.equal(fresh.command(), want) and fresh.command() is fresh.command()
+    assert torch.equal(fresh.command(), want) and fresh.command() is storage  # restored in place
     assert fresh.command_manager.clock == env.command_manager.clock == {"base_velocity": 1}
     a, b = _quad(8, resample_s=0.02), _quad(8, resample_s=0.02)
     a.load_state_dict(state)

@@ -93,3 +93,15 @@ def test_bad_command_stages_are_named_in_one_line(stages, words):
     cur = {"widen": {"func": "command_stages", "params": {"command": "base_velocity", "stages": stages}}}
     with pytest.raises(ConfigError, match=words):
         simrl.make("quadruped", 2, device="cpu", cfg={"curriculum": cur})
+
+
+def test_command_stages_go_to_a_checkpoints_step_where_the_env_is_rebuilt():
+    """Evaluation and export rebuild the env and set each curriculum to the checkpoint's step:
+    the stages due by then apply, so policy.json's command ranges are the trained ones."""
+    env = simrl.make("quadruped", 2, device="cpu", seed=0, cfg={**NARROW, "curriculum": STAGES})
+    term = env.curriculum_manager.terms["widen"]
+    term.set_step(4)
+    assert term.stage == 1 and env.command_terms["base_velocity"].ranges[0] == (-1.0, -0.8)
+    assert env.deploy_spec()["command_ranges"][0] == [-1.0, -0.8]
+    term.set_step(10)
+    assert term.stage == 2 and env.command_terms["base_velocity"].ranges[2] == (0.4, 0.5)
