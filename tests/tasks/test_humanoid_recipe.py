@@ -22,6 +22,9 @@ def test_the_recipe_trains_two_iterations_on_each_humanoid(experiment, tmp_path)
     assert trainer.iteration == 2 and (tmp_path / "model_2.pt").is_file()
     prior = trainer.env.action_manager.terms["reference_gait"]
     assert len(prior.cols) == 6  # hip pitch, knee and ankle pitch of both legs
+    assert "Loss/symmetry" in trainer.history[-1]  # the recipe trains on mirror images too
+    contact = trainer.env.cfg.rewards["gait_contact"]["params"]
+    assert contact["still_when_standing"] is True and contact["period"] == 0.8
     assert all(math.isfinite(m["Loss/value"]) and math.isfinite(m["Loss/surrogate"]) for m in trainer.history)
 
 
