@@ -44,10 +44,17 @@ def capture(value: Any) -> Any:
         return items if any(i is not None for i in items) else None
     if (type(value).__module__.split(".")[0] in _OURS and hasattr(value, "__dict__")
             and not dataclasses.is_dataclass(value)):
-        skip = getattr(value, "not_state", ())  # an object's derived attributes (bound terms, layouts)
-        inner = capture({k: v for k, v in vars(value).items() if k not in skip})
-        return {_OBJ: inner} if inner else None
+        return capture_object(value)
     return None
+
+
+def capture_object(value: Any) -> Any:
+    """An object's state, whichever package it comes from: its attributes less its `not_state`
+    (derived ones: bound terms, layouts), or None where it holds none. `restore` writes it back
+    into the object in place."""
+    skip = getattr(value, "not_state", ())
+    inner = capture({k: v for k, v in vars(value).items() if k not in skip})
+    return {_OBJ: inner} if inner else None
 
 
 def restore(current: Any, saved: Any, where: str) -> Any:

@@ -66,7 +66,7 @@ class TaskSpecs:
         a critic's term declares is made too, and the policy does not ask for it."""
         from simrl.managers.observation import deploy_read
         from simrl.managers.terms import resolve
-        from simrl.mdp.frames import ee_site, site_id
+        from simrl.mdp.frames import ee_site
 
         out = {}
         for layout in self.obs_layout.values():
@@ -81,10 +81,11 @@ class TaskSpecs:
                         (body,) = resolve(self.model, mujoco.mjtObj.mjOBJ_BODY, rule["body"],
                                           f"reading '{reading}'", self.scene.entities)
                         rule["body"] = self.model.body(body).name
-                    if "site" in rule:  # a name, or None: the task's end-effector (ee_site)
-                        site = rule["site"]
-                        sid = ee_site(self) if site is None else site_id(self.model, site, "site")
-                        rule["site"] = self.model.site(sid).name
+                    if "site" in rule:  # a name or a pattern, or None: the task's end-effector (ee_site)
+                        (site,) = ([ee_site(self)] if rule["site"] is None else
+                                   resolve(self.model, mujoco.mjtObj.mjOBJ_SITE, rule["site"],
+                                           f"reading '{reading}'", self.scene.entities))
+                        rule["site"] = self.model.site(site).name
                     out[reading] = rule
         return out
 

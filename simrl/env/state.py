@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from simrl.env.checks import KINDS
-from simrl.snapshot import capture, restore
+from simrl.snapshot import capture, capture_object, restore
 
 FORMAT = 3  # 1: simrl 0.1.0 (state on the env); 2: the managers own their state; 3: and the views
 _FORMATS = {1: "simrl 0.1.0, the state on the env", 2: "a simrl before data views, tasks with env classes"}
@@ -33,15 +33,12 @@ def state_dict(env: Any) -> dict[str, Any]:
     """Everything the next step depends on. `load_state_dict` on an env of the same config
     continues bit for bit (on the same backend and device)."""
     views = getattr(env, "views", {})
-    task = {k: v for k, v in vars(env).items() if k not in NOT_STATE and k not in views}
-    # the data views' attributes, whichever package a view comes from (less its `not_state`)
-    task["views"] = {name: _own(view) for name, view in views.items()}
-    return {"format": FORMAT, "config": config_key(env), "sim": env.sim.get_state(), "task": capture(task)}
-
-
-def _own(obj: Any) -> dict[str, Any]:
-    skip = getattr(obj, "not_state", ())
-    return {k: v for k, v in vars(obj).items() if k not in skip}
+    task = capture({k: v for k, v in vars(env).items() if k not in NOT_STATE and k not in views}) or {}
+    # the data views, whichever package a view comes from (restored into `env.views` in place)
+    saved_views = {name: c for name, view in views.items() if (c := capture_object(view)) is not None}
+    if saved_views:
+        task["views"] = saved_views
+    return {"format": FORMAT, "config": config_key(env), "sim": env.sim.get_state(), "task": task}
 
 
 def load_state_dict(env: Any, state: dict[str, Any]) -> None:
@@ -54,12 +51,6 @@ def load_state_dict(env: Any, state: dict[str, Any]) -> None:
         raise ValueError(_config_difference(state["config"], config_key(env)))
     env.sim.set_state(state["sim"])
     for k, v in state["task"].items():
-        if k == "views":
-            for name, attrs in v.items():
-                view = env.views[name]
-                for a, value in attrs.items():
-                    setattr(view, a, restore(getattr(view, a, None), value, f"{name}.{a}"))
-            continue
         setattr(env, k, restore(getattr(env, k, None), v, k))
 
 

@@ -5,8 +5,9 @@ and hand terms read (an end-effector's pose, an object's position relative to th
     pos = body_pos_b(env, body)            # (N, 3)
 
 Read from the last kinematics (`xpos`, `xquat`): after a physics step, or after a spawn event's
-`forward_kinematics`. A term's `site` param of None means the task's end-effector, the config's
-`ee_site`, resolved to its id once per env.
+`forward_kinematics` (a fixed base's pose is the model's, known from the start). A term's `site`
+param of None means the task's end-effector, the config's `ee_site`, resolved to its id once
+per env.
 """
 
 from __future__ import annotations
@@ -21,13 +22,28 @@ from simrl.errors import ConfigError
 from simrl.math import quat_conjugate, quat_mul, quat_rotate, quat_rotate_inv
 
 _SITES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> site bodies and offsets
+_FIXED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> a fixed base's world pose
 _EE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> the ee_site's id
 
 
-def base_pose(env: Any) -> tuple[torch.Tensor, torch.Tensor]:
-    """The robot's root body pose in the world: position (N, 3), orientation (N, 4)."""
-    base = env.scene.root_body
-    return env.sim.xpos[:, base].float(), env.sim.xquat[:, base].float()
+def base_pose(env: Any, term: str = "a base-frame pose") -> tuple[torch.Tensor, torch.Tensor]:
+    """The robot's root body pose in the world: position (N, 3), orientation (N, 4). A fixed
+    base's never moves: computed once from the model, so it holds before the first physics step
+    too; a floating base's is the last kinematics' (`xpos`, `xquat`)."""
+    scene = getattr(env, "scene", None)
+    if scene is None:
+        raise ConfigError(f"{term} needs a task over a robot scene (a config with `robot`); task "
+                          f"'{env.task_name}' has none: read it with a term of its own")
+    base = scene.root_body
+    if not scene.fixed_base:
+        return env.sim.xpos[:, base].float(), env.sim.xquat[:, base].float()
+    if env not in _FIXED:
+        d = mujoco.MjData(env.model)
+        mujoco.mj_kinematics(env.model, d)
+        n, f32 = env.num_envs, dict(device=env.device, dtype=torch.float32)
+        _FIXED[env] = (torch.as_tensor(d.xpos[base], **f32).expand(n, 3),
+                       torch.as_tensor(d.xquat[base], **f32).expand(n, 4))
+    return _FIXED[env]
 
 
 def body_pos_b(env: Any, body: int) -> torch.Tensor:

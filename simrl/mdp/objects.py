@@ -29,6 +29,7 @@ from simrl.errors import ConfigError
 from simrl.managers.observation import observation
 from simrl.managers.termination import deploy_facts
 from simrl.math import quat_conjugate, quat_mul, quat_rotate, quat_rotate_inv, yaw_quat
+from simrl.mdp.frames import base_pose
 
 _FREE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> {body: (qpos, dof)}
 
@@ -52,28 +53,6 @@ def _free_joint(env: Any, body: int, term: str) -> tuple[int, int]:
     return int(m.jnt_qposadr[jnt]), int(m.jnt_dofadr[jnt])
 
 
-_FIXED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # env -> a fixed base's world pose
-
-
-def _base_pose(env: Any) -> tuple[torch.Tensor, torch.Tensor]:
-    """The robot's root body pose in the world, (N, 3) and (N, 4). A fixed base's never moves:
-    computed once from the model, so it holds before the first physics step too."""
-    scene = getattr(env, "scene", None)
-    if scene is None:
-        raise ConfigError(f"object_pose needs a task over a robot scene (a config with `robot`); task "
-                          f"'{env.task_name}' has none: read the object with a term of its own")
-    base = scene.root_body
-    if not scene.fixed_base:
-        return env.sim.xpos[:, base].float(), env.sim.xquat[:, base].float()
-    if env not in _FIXED:
-        d = mujoco.MjData(env.model)
-        mujoco.mj_kinematics(env.model, d)
-        n, f32 = env.num_envs, dict(device=env.device, dtype=torch.float32)
-        _FIXED[env] = (torch.as_tensor(d.xpos[base], **f32).expand(n, 3),
-                       torch.as_tensor(d.xquat[base], **f32).expand(n, 4))
-    return _FIXED[env]
-
-
 def _name(params: dict[str, Any]) -> str:
     return str(params["body"]).split("/")[-1]
 
@@ -90,7 +69,7 @@ def _pose_read(params: dict[str, Any]) -> dict[str, Any]:
 @observation(read=_pose_read)
 def object_pose(env: Any, body: int) -> torch.Tensor:
     """`body`'s position (3) and orientation (4, wxyz) in the robot's base frame (N, 7)."""
-    base_pos, base_quat = _base_pose(env)
+    base_pos, base_quat = base_pose(env, "object_pose")
     q, _ = free_joint(env, body, "object_pose")
     pos_w, quat_w = env.sim.qpos[:, q : q + 3].float(), env.sim.qpos[:, q + 3 : q + 7].float()
     return torch.cat([quat_rotate_inv(base_quat, pos_w - base_pos),
