@@ -17,4 +17,11 @@ def joint_vel_l2(env: Any) -> torch.Tensor:
     return env.joint_vel.square().sum(dim=1)
 
 
-REWARDS = {f.__name__: f for f in (action_rate, joint_vel_l2)}
+def terminated(env: Any) -> torch.Tensor:
+    """1 where the episode ends this step in a terminal state (a fall, a forbidden contact), 0
+    elsewhere and at a time-out (N,). Weighted negative it makes a fall cost a set amount, as
+    peers' termination penalties do, rather than only the rewards it forgoes."""
+    return env.terminated_buf.float()
+
+
+REWARDS = {f.__name__: f for f in (action_rate, joint_vel_l2, terminated)}

@@ -52,6 +52,9 @@ def evaluate_app(cfg: DictConfig) -> list[dict[str, Any]]:
     task_cfg.update(overrides)
     if not cfg.get("pushes", False) and "push_vel" in task_cfg:
         task_cfg["push_vel"] = 0.0
+    if cfg.get("motor_strength") is not None:
+        raise ConfigError("motor_strength is a sim-to-sim condition: evaluate the exported policy "
+                          "(policy=<export>/policy.onnx), or set task.cfg.kp_scale/effort_scale here")
     run_cfg.task.cfg = task_cfg
     env, _ = build_env(run_cfg)
     level, kind = cfg.get("terrain_level"), cfg.get("terrain_type")
@@ -116,7 +119,8 @@ def _crossed(r: dict) -> str:
 
 def sim2sim_conditions(cfg: DictConfig) -> dict[str, Any]:
     """eval.py's test conditions for sim-to-sim: pushes=true with task.cfg.push_vel /
-    push_interval_s, task.cfg.friction=[mu,mu], terrain=<name>, terrain_level/terrain_type."""
+    push_interval_s, task.cfg.friction=[mu,mu], task.cfg.action_delay=[k,k] (control steps),
+    motor_strength=<share of torque>, terrain=<name>, terrain_level/terrain_type."""
     over = OmegaConf.to_container(cfg.task.cfg, resolve=True) if cfg.get("task") else {}
     out: dict[str, Any] = {}
     if cfg.get("pushes"):
@@ -128,6 +132,18 @@ def sim2sim_conditions(cfg: DictConfig) -> dict[str, Any]:
             raise ConfigError("sim-to-sim takes one ground friction: task.cfg.friction=[mu,mu], "
                               f"got {[lo, hi]}")
         out["friction"] = float(lo)
+    if "action_delay" in over:
+        lo, hi = over["action_delay"]
+        if lo != hi or isinstance(lo, bool) or not isinstance(lo, int) or lo < 0:
+            raise ConfigError("sim-to-sim takes one action delay in control steps: "
+                              f"task.cfg.action_delay=[k,k] with an int k >= 0, got {[lo, hi]}")
+        out["delay_steps"] = lo
+    strength = cfg.get("motor_strength")
+    if strength is not None:
+        if isinstance(strength, bool) or not isinstance(strength, (int, float)) or not 0 < strength <= 1:
+            raise ConfigError(f"motor_strength is the share of torque the motors give, in (0, 1] "
+                              f"(0.7: 30% weaker), got {strength!r}")
+        out["motor_strength"] = float(strength)
     if over.get("terrain") is not None:
         out["terrain"] = over["terrain"]
     level, kind = cfg.get("terrain_level"), cfg.get("terrain_type")

@@ -222,6 +222,8 @@ def run_sim2sim(
     terrain: Any = None,
     tile: tuple[int, int | str] | None = None,
     limits: dict[str, Any] | None = None,
+    delay_steps: int = 0,
+    motor_strength: float = 1.0,
 ) -> dict[str, float]:
     """Episodes of the exported policy in MuJoCo C; the same figures as simrl.rl.evaluate.
 
@@ -231,7 +233,9 @@ def run_sim2sim(
     the ground (a configs/terrain name or fields, e.g. "stairs"), episodes starting on `tile`
     (level, type index or name; default: the hardest level, types in turn). On a terrain grid
     `crossed_share` is the share of episodes that got past half a tile from the start without
-    a fall.
+    a fall. `delay_steps` applies each joint command that many control steps late;
+    `motor_strength` makes every motor give that share of the torque asked of it, up to that
+    share of its limit (0.7: motors 30% weaker).
 
     Each episode is the deploy controller driving a simulated robot; where its safety envelope
     (`limits`: overrides of `simrl.deploy.controller.Limits`, e.g. `{"joint_vel": [...]}`)
@@ -247,7 +251,7 @@ def run_sim2sim(
     m, grid = scene_model(meta, terrain)
     if friction is not None:
         m.geom_friction[:, 0] = friction
-    robot_sim = MujocoRobot(meta, keyframe=False, model=m)
+    robot_sim = MujocoRobot(meta, keyframe=False, model=m, delay_steps=delay_steps, strength=motor_strength)
     d, read = robot_sim.d, robot_sim.read
     envelope = controller_limits(meta, m, read, **(limits or {}))
     rng = np.random.default_rng(seed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -61,8 +62,63 @@ def test_eval_options_become_sim2sim_conditions(quad_export):
     from simrl.rl.evaluation_app import sim2sim_conditions
 
     cfg = compose_config("eval", f"policy={report['onnx']}", "pushes=true", "task.cfg.push_vel=1.0",
-                         "task.cfg.push_interval_s=4", "task.cfg.friction=[0.3,0.3]", "terrain=stairs")
+                         "task.cfg.push_interval_s=4", "task.cfg.friction=[0.3,0.3]", "terrain=stairs",
+                         "task.cfg.action_delay=[1,1]", "motor_strength=0.7")
     got = sim2sim_conditions(cfg)
     assert got["push_vel"] == 1.0 and got["push_interval_s"] == 4.0 and got["friction"] == 0.3
+    assert got["delay_steps"] == 1 and got["motor_strength"] == 0.7
     assert got["terrain"]["step_height"] == [0.1, 0.1]
     assert "tile" not in got and meta["deploy"]["terrain"] is None  # trained on the plane
+
+
+@pytest.mark.parametrize("word, says", [("task.cfg.action_delay=[0,2]", "one action delay"),
+                                        ("motor_strength=1.5", "in (0, 1]")])
+def test_bad_robustness_conditions_are_named_in_one_line(quad_export, word, says):
+    from simrl.errors import ConfigError
+    from simrl.rl.evaluation_app import sim2sim_conditions
+
+    cfg = compose_config("eval", f"policy={quad_export[1]['onnx']}", word)
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        sim2sim_conditions(cfg)
+
+
+def test_a_delayed_link_applies_each_command_one_send_late_and_weak_motors_scale_torque(quad_export):
+    """delay_steps=1: the first command after a restart holds until the next arrives, then each
+    is applied one send late; strength 0.5 halves every servo's gains and torque limits."""
+    from simrl.deploy.controller import JointCommand
+    from simrl.rehearse.mujoco_robot import MujocoRobot
+
+    meta = json.loads(Path(quad_export[1]["json"]).read_text())
+    cmds = [JointCommand(q=np.full(12, v), kp=np.full(12, 20.0), kd=np.full(12, 0.5))
+            for v in (0.1, 0.2, 0.3)]
+    prompt, late = MujocoRobot(meta), MujocoRobot(meta, delay_steps=1)
+    applied = []
+    for cmd in cmds:
+        prompt.send(cmd)
+        late.send(cmd)
+        applied.append((prompt.d.ctrl[prompt.act[0]], late.d.ctrl[late.act[0]]))
+    assert applied == [(0.1, 0.1), (0.2, 0.1), (0.3, 0.2)]
+    late.restart()
+    late.send(cmds[2])
+    assert late.d.ctrl[late.act[0]] == 0.3  # a restart forgets the queue
+    full, weak = MujocoRobot(meta), MujocoRobot(meta, strength=0.5)
+    full.send(cmds[0])
+    weak.send(cmds[0])
+    a = full.act
+    assert np.allclose(weak.m.actuator_gainprm[a, 0], 0.5 * full.m.actuator_gainprm[a, 0])
+    assert np.allclose(weak.m.actuator_biasprm[a, 1:3], 0.5 * full.m.actuator_biasprm[a, 1:3])
+    joints = full.m.actuator_trnid[a, 0]
+    limits = np.concatenate([full.m.actuator_forcerange[a], full.m.jnt_actfrcrange[joints]])
+    assert np.abs(limits).max() > 0  # the robot has torque limits to halve
+    assert np.allclose(np.concatenate([weak.m.actuator_forcerange[a], weak.m.jnt_actfrcrange[joints]]),
+                       0.5 * limits)
+    with pytest.raises(ValueError, match="delay_steps"):
+        MujocoRobot(meta, delay_steps=-1)
+
+
+def test_motor_strength_is_refused_from_a_checkpoint_naming_the_sim2sim_form(quad_export):
+    from simrl.errors import ConfigError
+    from simrl.rl.evaluation_app import evaluate_app
+
+    with pytest.raises(ConfigError, match="sim-to-sim condition"):
+        evaluate_app(compose_config("eval", f"checkpoint={quad_export[0]}", "motor_strength=0.7"))
