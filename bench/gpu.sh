@@ -10,7 +10,7 @@
 #                                  # its own budget: SIMRL_GPU_BUDGET_S=900)
 #
 # The most informative steps come first: learning on the GPU (the quadruped, Menagerie Go1 and
-# G1 trained at 4096 envs, each evaluated against the walking criterion), then the PPO
+# G1's walking recipe trained at 4096 envs, each evaluated against the walking criterion), then the PPO
 # iteration's shares, graphs on/off and the launch budget at 4096 worlds; the size sweeps only
 # with --sweeps, since the budget does not hold them all.
 #
@@ -41,11 +41,11 @@ export PYTHONUNBUFFERED=1
 
 if [[ $REHEARSE == 1 ]]; then
   DEVICE=cpu SIZES="[4]" STEPS=2 REPEATS=1 ITER_ENVS=4 TRAIN_ENVS=8 ITERS=2 EVAL_ENVS=2
-  TRAIN_SIM="sim=mjwarp" EVAL_EXTRA="task.cfg.episode_length_s=1.2" ROBOT_ITERS=1 G1_MINUTES=0.05
+  TRAIN_SIM="sim=mjwarp" EVAL_EXTRA="task.cfg.episode_length_s=1.2" ROBOT_ITERS=1 G1_ITERS=2 G1_EVAL=2
   LIMIT_SHORT=300 LIMIT_LONG=600 ROUGH_SIZES="[4]" ROUGH_STEPS=2 SWEEP_SIZES="[4]" LIFT_ITERS=2 LIFT_EVAL=2
 else
   DEVICE=cuda:0 SIZES="[4096]" STEPS=100 REPEATS=1 ITER_ENVS=4096 TRAIN_ENVS=4096
-  ITERS=150 EVAL_ENVS=256 TRAIN_SIM="" EVAL_EXTRA="" ROBOT_ITERS=200 G1_MINUTES=1.5
+  ITERS=150 EVAL_ENVS=256 TRAIN_SIM="" EVAL_EXTRA="" ROBOT_ITERS=200 G1_ITERS=150 G1_EVAL=25
   LIMIT_SHORT=150 LIMIT_LONG=300 ROUGH_SIZES="[1024,4096]" ROUGH_STEPS=50 SWEEP_SIZES="[1024,4096,16384]"
   LIFT_ITERS=400 LIFT_EVAL=50
 fi
@@ -113,9 +113,13 @@ run_step "quadruped task, graphs on/off" "$LIMIT_SHORT" "$PY" -m simrl.bench gra
   device="$DEVICE" num_worlds="$SIZES" steps="$STEPS" repeats="$REPEATS"
 run_step "launches and syncs per env step" "$LIMIT_SHORT" "$PY" -m simrl.bench launches \
   device="$DEVICE" num_worlds="$ITER_ENVS" steps=3
-# G1 (29 joints) with what the budget leaves: its figures whether or not it walks yet
-train_and_check "Unitree G1" "$OUT_DIR/train_g1" task=humanoid max_minutes="$G1_MINUTES" \
-  max_iterations=100000
+# G1 (legs) with the humanoid walking recipe, evaluated at 0.5 m/s and standing every
+# $G1_EVAL iterations: the first checkpoint that meets the criterion, its env steps and minutes
+rm -rf "$OUT_DIR/learn_g1"
+run_step "learn Unitree G1 walking recipe (to the criterion)" "$LIMIT_LONG" "$PY" -m simrl.bench learn \
+  task=humanoid experiment=g1_walk seeds=1 iterations="$G1_ITERS" eval_every="$G1_EVAL" \
+  first_eval="$G1_EVAL" eval_envs="$EVAL_ENVS" 'commands=[[0.5,0,0],[0,0,0]]' task.cfg.resample_s=20 \
+  device="$DEVICE" num_envs="$TRAIN_ENVS" $TRAIN_SIM $EVAL_EXTRA out="$OUT_DIR/learn_g1"
 
 if [[ $LIFT == 1 ]]; then
   # Franka Panda lift (a fixed-base arm and a free cube) on mjwarp: the learning benchmark's

@@ -32,29 +32,26 @@ def test_gpu_script_rehearses_end_to_end_on_the_cpu(tmp_path):
                      "train Menagerie Go1", "eval Menagerie Go1: tracking, falls, criterion",
                      "PPO iteration shares", "quadruped task, graphs on/off",
                      "launches and syncs per env step",
-                     "train Unitree G1", "eval Unitree G1: tracking, falls, criterion",
+                     "learn Unitree G1 walking recipe (to the criterion)",
                      "learn Franka lift (to 80% success)", "sim layer, graphs on/off",
                      "quadruped task sizes, graphs on/off",
                      "rough-terrain task, graphs on/off"], steps  # learning first, sweeps last
     assert (tmp_path / "train" / "model_2.pt").is_file() and (tmp_path / "train_go1" / "model_1.pt").is_file()
-    assert any((tmp_path / "train_g1").glob("model_*.pt"))
-    # lift on mjwarp through the learning benchmark: evaluated for success (2 iterations: none)
-    assert "0 of 1 seeds met the criterion by iteration 2" in log
+    # G1's recipe and lift on mjwarp through the learning benchmark (2 iterations: neither meets it)
+    assert (tmp_path / "learn_g1" / "seed1" / "model_2.pt").is_file()
+    assert log.count("0 of 1 seeds met the criterion by iteration 2") == 2
     assert (tmp_path / "learn_lift" / "learn.csv").is_file()
     # each evaluation says whether the criterion is met (2 iterations: it is not)
-    assert log.count("walking criterion: not met: ") == 3
+    assert log.count("walking criterion: not met: ") == 2
     assert "graphs on env-steps/s" in log
     assert "quadruped task, random actions, terrain rough" in log
     # eval: the 2-iteration run, 2 episodes (EVAL_ENVS) under each command of configs/eval.yaml
     assert "(iteration 2) on quadruped, 2 episodes per command" in log
     commands = re.findall(r"cmd \[([^]]*)\]: return (\S+) \| lin-vel error (\S+) m/s", log)
     assert [c for c, _, _ in commands[:3]] == ["0.5, 0.0, 0.0", "1.0, 0.0, 0.0", "0.0, 0.0, 0.0"], commands
-    assert len(commands) == 9  # the quadruped, Go1 and G1 under the same three commands
-    # finite figures from real episodes (the quadrupeds stand through 1.2 s episodes); the
-    # untrained G1 may fall before the 1 s of settling ends, which prints nan, not 0
-    assert all(math.isfinite(float(ret)) and 0 <= float(err) < 5 for _, ret, err in commands[:6]), commands
-    assert all(math.isfinite(float(ret)) and (err == "nan" or 0 <= float(err) < 5)
-               for _, ret, err in commands[6:]), commands
+    assert len(commands) == 6  # the quadruped and Go1 under the same three commands
+    # finite figures from real episodes (the quadrupeds stand through 1.2 s episodes)
+    assert all(math.isfinite(float(ret)) and 0 <= float(err) < 5 for _, ret, err in commands), commands
     # the launches table: both rows, zero syncs
     rows = [ln.split() for ln in log.splitlines() if ln.strip().startswith(("no resets", "with resets"))]
     assert len(rows) == 2 and all(float(row[3]) == 0.0 for row in rows), rows
