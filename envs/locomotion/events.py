@@ -78,9 +78,14 @@ def randomize_legged_model(env: Any, mask: torch.Tensor, kp_scale: Any, kd_scale
         gain[:, :nu, 0] = kp.to(gain.dtype)  # the policy's servos; held joints keep theirs
         bias[:, :nu, 1] = -kp.to(bias.dtype)
         bias[:, :nu, 2] = -kd.to(bias.dtype)
-    if tuple(effort_scale) != (1.0, 1.0):
+    if tuple(effort_scale) != (1.0, 1.0):  # the limit where the MJCF sets it: actuator or joint
+        scale = draw(effort_scale, (n, nu, 1))
         force = sim.param("actuator_forcerange")
-        force[:, :nu].mul_(draw(effort_scale, (n, nu, 1)).to(force.dtype))
+        force[:, :nu].mul_(scale.to(force.dtype))
+        joints = torch.as_tensor(sc.model.actuator_trnid[:nu, 0], device=env.device)
+        if bool(sc.model.jnt_actfrclimited[sc.model.actuator_trnid[:nu, 0]].any()):
+            jnt = sim.param("jnt_actfrcrange")
+            jnt[:, joints] *= scale.to(jnt.dtype)
     for field_name, span in (("dof_frictionloss", joint_friction), ("dof_damping", joint_damping),
                              ("dof_armature", joint_armature)):
         if tuple(span) != (0.0, 0.0):

@@ -48,3 +48,22 @@ def test_a_foot_named_by_its_geom_is_refused_saying_feet_are_bodies():
     with pytest.raises(UnknownNameError, match=r"feet are bodies: \['left_foot1_collision'\] are geoms, of "
                                                r"bodies \['left_ankle_roll_link'\]"):
         simrl.make("humanoid", 1, device="cpu", robot=robot)
+
+
+def test_motor_strength_randomization_scales_a_joints_actuatorfrcrange_too():
+    """G1 limits torque per joint (actuatorfrcrange), not per actuator: effort_scale must reach
+    that limit, or weaker motors are never trained on. The torque the physics applies obeys it."""
+    import numpy as np
+    import torch
+
+    env = simrl.make("humanoid", 2, device="cpu", seed=0, robot="unitree_g1_legs",
+                     cfg={"effort_scale": [0.05, 0.05], "push_vel": 0.0})
+    knee = env.model.joint("left_knee_joint").id
+    limit = float(env.model.jnt_actfrcrange[knee, 1])
+    assert torch.allclose(env.sim.param("jnt_actfrcrange")[:, knee, 1].double(),
+                          torch.full((2,), 0.05 * limit, dtype=torch.float64))
+    env.reset(seed=0)
+    env.step(torch.full((2, env.num_actions), 1.0))
+    d = env.sim.get_mjdata(0)
+    applied = np.abs(d.qfrc_actuator[env.scene.joint_dof]).max()
+    assert 0 < applied <= 0.05 * float(abs(env.model.jnt_actfrcrange[:, 1]).max()) + 1e-6
