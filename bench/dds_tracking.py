@@ -1,6 +1,7 @@
 """Velocity tracking over DDS loopback against in-process sim-to-sim, for one exported policy.
 
     python bench/dds_tracking.py runs/<run>/export/policy.onnx --episodes 20 [--out dds.json]
+        [--commands '[[0.5,0,0],[0,0,0]]']   (default: 0.5 and 1.0 m/s forward, standing)
 
 Starts `simrl-robot-sim policy=<policy.json> network=lo trace=<tmp>` in another process (a
 MuJoCo robot publishing Unitree SDK2 `LowState_` at 500 Hz and applying `LowCmd_` through its
@@ -121,7 +122,9 @@ def main() -> int:
     ap.add_argument("--settle-s", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0, help="in-process sim-to-sim's seed")
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
+    ap.add_argument("--commands", default=None, help="JSON list of [vx, vy, wz] (default: 0.5, 1.0, 0 m/s)")
     a = ap.parse_args()
+    commands = tuple(tuple(float(x) for x in c) for c in json.loads(a.commands)) if a.commands else COMMANDS
     from simrl.rl.sim2sim import run_sim2sim
 
     domain = random.randint(100, 230)
@@ -129,17 +132,17 @@ def main() -> int:
         # the ground truth is kept beside --out (the raw data of the figures)
         trace = Path(a.out).with_suffix(".trace.npz") if a.out else Path(tmp) / "trace.npz"
         t_start = time.monotonic()
-        runs, timing, server_line, length = dds_episodes(a.policy, COMMANDS, a.episodes, a.stand_s,
+        runs, timing, server_line, length = dds_episodes(a.policy, commands, a.episodes, a.stand_s,
                                                          domain, trace)
         wall = time.monotonic() - t_start
         dds = score(runs, trace, a.settle_s)
     local = {str(list(c)): run_sim2sim(a.policy, command=c, episodes=a.episodes, seed=a.seed,
-                                       settle_s=a.settle_s) for c in COMMANDS}
+                                       settle_s=a.settle_s) for c in commands}
     print(f"\n{a.episodes} episodes of {length:g} s per command; DDS loopback took {wall / 60:.1f} min")
     print("| command | DDS: lin-vel error | falls | in-process: lin-vel error | falls "
           "| difference (error, falls) |")
     print("|---|---:|---:|---:|---:|---|")
-    for c in COMMANDS:
+    for c in commands:
         k = str(list(c))
         w, p = dds[k], local[k]
         print(f"| {k} | {w['lin_vel_error']:.3f} m/s | {w['fall_share']:.1%} "
@@ -148,7 +151,8 @@ def main() -> int:
               f"{(w['fall_share'] - p['fall_share']) * 100:+.1f} points |")
     print("controller over DDS: " + ", ".join(f"{k} {v}" for k, v in timing.items()))
     print("\n".join(server_line))
-    rerun = f"python bench/dds_tracking.py {a.policy} --episodes {a.episodes}"
+    rerun = f"python bench/dds_tracking.py {a.policy} --episodes {a.episodes}" + (
+        f" --commands '{a.commands}'" if a.commands else "")
     if a.out:
         Path(a.out).write_text(json.dumps({"dds": dds, "in_process": local, "timing": timing,
                                            "server": server_line, "rerun": rerun,
