@@ -2,6 +2,7 @@
 
     python bench/dds_tracking.py runs/<run>/export/policy.onnx --episodes 20 [--out dds.json]
         [--commands '[[0.5,0,0],[0,0,0]]']   (default: 0.5 and 1.0 m/s forward, standing)
+        [--harness]   (a humanoid: it stands up hanging from a gantry, then is lowered onto its feet)
 
 Starts `simrl-robot-sim policy=<policy.json> network=lo trace=<tmp>` in another process (a
 MuJoCo robot publishing Unitree SDK2 `LowState_` at 500 Hz and applying `LowCmd_` through its
@@ -39,7 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ((0.5, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, 0.0))
 
 
-def dds_episodes(onnx: str, commands, episodes: int, stand_s: float, domain: int, trace: Path):
+def dds_episodes(onnx: str, commands, episodes: int, stand_s: float, domain: int, trace: Path,
+                 harness: bool = False):
     """Run the episodes over DDS; returns per episode (command, t_policy, t_end, fault), the
     controller's timing summary and the server's last lines."""
     from simrl.deploy import DeployPolicy
@@ -48,7 +50,8 @@ def dds_episodes(onnx: str, commands, episodes: int, stand_s: float, domain: int
 
     meta_path = Path(onnx).with_name("policy.json")
     server = subprocess.Popen([sys.executable, "-m", "simrl.rehearse.robot_server", f"policy={meta_path}",
-                               "network=lo", f"domain={domain}", f"trace={trace}"], cwd=ROOT,
+                               "network=lo", f"domain={domain}", f"trace={trace}", f"harness={harness}"],
+                              cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     server.stdout.readline()  # its start line: publishing
     policy = DeployPolicy(onnx)
@@ -64,6 +67,9 @@ def dds_episodes(onnx: str, commands, episodes: int, stand_s: float, domain: int
                 ctl.run(seconds=0.2)
                 ctl.request("stand")
                 ctl.run(seconds=stand_s + 0.1)
+                if harness:  # stood up in the harness: lower it onto its feet, still standing
+                    server.send_signal(signal.SIGUSR2)
+                    ctl.run(seconds=0.5)
                 ctl.request("policy")
                 ctl.command[:] = command
                 ctl.run(cycles=1)
@@ -122,6 +128,7 @@ def main() -> int:
     ap.add_argument("--settle-s", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0, help="in-process sim-to-sim's seed")
     ap.add_argument("--out", default=None, help="write the figures as JSON here")
+    ap.add_argument("--harness", action="store_true", help="stand up hanging, then lowered (humanoids)")
     ap.add_argument("--commands", default=None, help="JSON list of [vx, vy, wz] (default: 0.5, 1.0, 0 m/s)")
     a = ap.parse_args()
     commands = tuple(tuple(float(x) for x in c) for c in json.loads(a.commands)) if a.commands else COMMANDS
@@ -133,7 +140,7 @@ def main() -> int:
         trace = Path(a.out).with_suffix(".trace.npz") if a.out else Path(tmp) / "trace.npz"
         t_start = time.monotonic()
         runs, timing, server_line, length = dds_episodes(a.policy, commands, a.episodes, a.stand_s,
-                                                         domain, trace)
+                                                         domain, trace, a.harness)
         wall = time.monotonic() - t_start
         dds = score(runs, trace, a.settle_s)
     local = {str(list(c)): run_sim2sim(a.policy, command=c, episodes=a.episodes, seed=a.seed,
@@ -152,7 +159,7 @@ def main() -> int:
     print("controller over DDS: " + ", ".join(f"{k} {v}" for k, v in timing.items()))
     print("\n".join(server_line))
     rerun = f"python bench/dds_tracking.py {a.policy} --episodes {a.episodes}" + (
-        f" --commands '{a.commands}'" if a.commands else "")
+        f" --commands '{a.commands}'" if a.commands else "") + (" --harness" if a.harness else "")
     if a.out:
         Path(a.out).write_text(json.dumps({"dds": dds, "in_process": local, "timing": timing,
                                            "server": server_line, "rerun": rerun,

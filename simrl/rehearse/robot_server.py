@@ -8,13 +8,15 @@ to rebuild an export's scene) must have a motor table. A controller on the same 
 interface (`simrl.deploy.dds.UnitreeRobot`) drives it exactly as it would drive the robot.
 
     simrl-robot-sim robot=unitree_go1 network=lo [domain=0] [rate=500] [seconds=0: forever]
-                    [trace=<file.npz>]
+                    [trace=<file.npz>] [harness=false]
 
 For rehearsals that need many episodes (`bench/dds_tracking.py`), SIGUSR1 puts the robot back in
 its start pose at rest with its motors passive (the operator picking it up and setting it down),
 and `trace=` records the simulation's ground truth, which a robot does not report, at 50 Hz
 (monotonic time, base velocity in the base frame from the IMU's velocimeter, yaw rate, and
-whether the policy's termination rule holds: a fall), written at exit.
+whether the policy's termination rule holds: a fall), written at exit. With `harness=true` the
+base hangs at its start pose (as a humanoid hangs from a gantry while it stands up) from each
+start until SIGUSR2 lowers it onto its feet.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from simrl.rehearse.scene import fell
 
 class RobotServer:
     def __init__(self, robot: str | dict | None = None, policy: str | None = None, network: str | None = None,
-                 domain: int = 0, rate: float = 500.0, trace: str | None = None):
+                 domain: int = 0, rate: float = 500.0, trace: str | None = None, harness: bool = False):
         from simrl.deploy import unitree
         from simrl.deploy.dds import participant
         from simrl.scene import DEFAULT_KEY, assemble, load_robot
@@ -69,11 +71,14 @@ class RobotServer:
         self.sensor = sensor
         self.resets = 0
         self._reset_requested = False
+        self.harness = harness  # the base held at its start pose until release()
+        self._held = harness and scene.root_qpos is not None
         self.trace_path = trace
         self.trace: list[tuple] = []
         self._termination = (meta.get("deploy") or {}).get("termination") or {}
         self._contact_bodies = [self.m.body(b).id for b in self._termination.get("contact_bodies", [])]
         self._root_qpos = scene.root_qpos
+        self._root_body = cfg.root_body
         self._u = unitree
         self.state = unitree.lowstate_go() if self.go else unitree.lowstate_hg()
         if self.go:
@@ -98,12 +103,24 @@ class RobotServer:
         """Start pose at rest, motors passive, at the next physics step (safe from a signal)."""
         self._reset_requested = True
 
+    def release(self) -> None:
+        """Lower the robot from its harness onto its feet (safe from a signal)."""
+        self._held = False
+
     def _reset(self) -> None:
         mujoco.mj_resetDataKeyframe(self.m, self.d, self.key)
         mujoco.mj_forward(self.m, self.d)
         self._passive()
         self.resets += 1
         self._reset_requested = False
+        self._held = self.harness and self._root_qpos is not None
+
+    def _hold(self) -> None:
+        """The harness: the free base back at its start pose, at rest (the joints move freely)."""
+        q = self._root_qpos
+        self.d.qpos[q : q + 7] = self.m.key_qpos[self.key, q : q + 7]
+        dof = self.m.jnt_dofadr[self.m.body_jntadr[self.m.body(self._root_body).id]]
+        self.d.qvel[dof : dof + 6] = 0.0
 
     def _sense(self, name: str) -> np.ndarray:
         adr, dim = self.sensor[name]
@@ -173,6 +190,8 @@ class RobotServer:
                 self.commands += 1
                 self.apply(newest)
             mujoco.mj_step(self.m, self.d)
+            if self._held:
+                self._hold()
             mujoco.mj_forward(self.m, self.d)  # sensors at the new state, as the robot reads them
             tick = int(k * period * 1000)
             self.publish(tick)
@@ -185,27 +204,35 @@ class RobotServer:
             sleep_until(t0 + k * period)
 
 
+def _flag(value: str) -> bool:
+    if value.lower() not in ("true", "false", "1", "0"):
+        raise SystemExit(f"simrl-robot-sim: harness is true or false, got '{value}'")
+    return value.lower() in ("true", "1")
+
+
 def main(argv: list[str] | None = None) -> None:
     """`simrl-robot-sim key=value ...`: robot, policy, network, domain, rate, seconds."""
     args: dict[str, str] = {}
     for a in sys.argv[1:] if argv is None else argv:
         key, sep, value = a.partition("=")
-        if not sep or key not in ("robot", "policy", "network", "domain", "rate", "seconds", "trace"):
+        if not sep or key not in ("robot", "policy", "network", "domain", "rate", "seconds", "trace",
+                                  "harness"):
             raise SystemExit(f"simrl-robot-sim: unknown argument '{a}'; use robot=<name or yaml> or "
                              "policy=<policy.json>, network=<interface>, domain=N, rate=Hz, seconds=S, "
-                             "trace=<file.npz>")
+                             "trace=<file.npz>, harness=true|false")
         args[key] = value
     if "robot" not in args and "policy" not in args:
         raise SystemExit("simrl-robot-sim: pass robot=<configs/robot name or yaml> or policy=<policy.json>")
     try:
         server = RobotServer(robot=args.get("robot"), policy=args.get("policy"), network=args.get("network"),
                              domain=int(args.get("domain", 0)), rate=float(args.get("rate", 500)),
-                             trace=args.get("trace"))
+                             trace=args.get("trace"), harness=_flag(args.get("harness", "false")))
     except (ValueError, KeyError) as e:
         raise SystemExit(f"simrl-robot-sim: error: {e}") from None
     print(f"simrl-robot-sim: {server.m.nu} motors, lowstate at {server.rate:g} Hz on domain "
           f"{args.get('domain', 0)}, interface {args.get('network', 'any')}", flush=True)
     signal.signal(signal.SIGUSR1, lambda *_: server.request_reset())
+    signal.signal(signal.SIGUSR2, lambda *_: server.release())
     # Ctrl-C and SIGTERM stop it cleanly (the summary, the trace), also where it was started in
     # the background, which leaves SIGINT ignored and Python's handler uninstalled
     signal.signal(signal.SIGINT, signal.default_int_handler)

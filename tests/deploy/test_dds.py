@@ -180,3 +180,22 @@ def test_the_robot_server_stops_cleanly_on_sigint_even_started_with_it_ignored(q
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "states published" in out, out
     assert np.load(trace)["t"].size > 5
+
+
+def test_the_harness_holds_the_base_at_its_start_pose_until_released(quad_export):
+    """harness=true: with its motors passive the base still hangs where it started (a gantry)
+    and never falls; after release() it drops as without one; a reset hangs it again."""
+    from simrl.rehearse.robot_server import RobotServer
+
+    server = RobotServer(policy=quad_export[1]["json"], network="lo", domain=random.randint(100, 200),
+                         harness=True)
+    q = server._root_qpos
+    start = server.m.key_qpos[server.key, q : q + 7].copy()
+    server.run(seconds=0.5)
+    assert np.allclose(server.d.qpos[q : q + 7], start) and not server.d.qvel[:6].any()
+    server.release()
+    server.run(seconds=0.5)
+    assert server.d.qpos[q + 2] < start[2] - 0.02  # passive joints: it sags once lowered
+    server.request_reset()
+    server.run(seconds=0.3)
+    assert np.allclose(server.d.qpos[q : q + 7], start)
