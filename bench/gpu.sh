@@ -41,11 +41,11 @@ export PYTHONUNBUFFERED=1
 
 if [[ $REHEARSE == 1 ]]; then
   DEVICE=cpu SIZES="[4]" STEPS=2 REPEATS=1 ITER_ENVS=4 TRAIN_ENVS=8 ITERS=2 EVAL_ENVS=2
-  TRAIN_SIM="sim=mjwarp" EVAL_EXTRA="task.cfg.episode_length_s=1.2" ROBOT_ITERS=1 G1_ITERS=2 G1_EVAL=2
+  TRAIN_SIM="sim=mjwarp" EVAL_EXTRA="task.cfg.episode_length_s=1.2" ROBOT_ITERS=1 G1_ITERS=2 G1_EVAL=2 G1_FIRST=2
   LIMIT_SHORT=300 LIMIT_LONG=600 ROUGH_SIZES="[4]" ROUGH_STEPS=2 SWEEP_SIZES="[4]" LIFT_ITERS=2 LIFT_EVAL=2
 else
   DEVICE=cuda:0 SIZES="[4096]" STEPS=100 REPEATS=1 ITER_ENVS=4096 TRAIN_ENVS=4096
-  ITERS=150 EVAL_ENVS=256 TRAIN_SIM="" EVAL_EXTRA="" ROBOT_ITERS=200 G1_ITERS=150 G1_EVAL=25
+  ITERS=150 EVAL_ENVS=256 TRAIN_SIM="" EVAL_EXTRA="" ROBOT_ITERS=200 G1_ITERS=150 G1_EVAL=50 G1_FIRST=100
   LIMIT_SHORT=150 LIMIT_LONG=300 ROUGH_SIZES="[1024,4096]" ROUGH_STEPS=50 SWEEP_SIZES="[1024,4096,16384]"
   LIFT_ITERS=400 LIFT_EVAL=50
 fi
@@ -118,7 +118,7 @@ run_step "launches and syncs per env step" "$LIMIT_SHORT" "$PY" -m simrl.bench l
 rm -rf "$OUT_DIR/learn_g1"
 run_step "learn Unitree G1 walking recipe (to the criterion)" "$LIMIT_LONG" "$PY" -m simrl.bench learn \
   task=humanoid experiment=g1_walk seeds=1 iterations="$G1_ITERS" eval_every="$G1_EVAL" \
-  first_eval="$G1_EVAL" eval_envs="$EVAL_ENVS" 'commands=[[0.5,0,0],[0,0,0]]' task.cfg.resample_s=20 \
+  first_eval="$G1_FIRST" eval_envs="$EVAL_ENVS" 'commands=[[0.5,0,0],[0,0,0]]' task.cfg.resample_s=20 \
   device="$DEVICE" num_envs="$TRAIN_ENVS" $TRAIN_SIM $EVAL_EXTRA out="$OUT_DIR/learn_g1"
 
 if [[ $LIFT == 1 ]]; then

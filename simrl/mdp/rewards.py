@@ -19,8 +19,9 @@ def joint_vel_l2(env: Any) -> torch.Tensor:
 
 def terminated(env: Any) -> torch.Tensor:
     """1 where the episode ends this step in a terminal state (a fall, a forbidden contact), 0
-    elsewhere and at a time-out (N,). Weighted negative it makes a fall cost a set amount, as
-    peers' termination penalties do, rather than only the rewards it forgoes."""
+    elsewhere and at a time-out (N,). Weighted negative it makes a fall cost weight x dt, as
+    peers' termination penalties do, rather than only the rewards it forgoes (with
+    `only_positive_rewards` the clip at 0 can absorb it)."""
     return env.terminated_buf.float()
 
 

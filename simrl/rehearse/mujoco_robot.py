@@ -9,7 +9,8 @@ this robot.
 Faults can be injected for tests: `freeze()` stops new state reports (a dead link), and
 `poison` writes a value into the next reading. Robustness conditions: `delay_steps` applies
 each command that many sends late (a slower link), `strength` makes every motor give that share
-of the torque asked of it, up to that share of its limit (weaker motors).
+of the torque asked of it, up to that share of its limit (weaker motors); the limits are
+scaled in the model itself, so a robot with `strength` below 1 needs a model of its own.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from simrl.errors import ConfigError
+from simrl.managers.action import _delay_range
 from simrl.rl.app import build_env, policy_from_checkpoint, run_dir_config
 from simrl.terrain import override_terrain
 
@@ -54,7 +55,8 @@ def evaluate_app(cfg: DictConfig) -> list[dict[str, Any]]:
         task_cfg["push_vel"] = 0.0
     if cfg.get("motor_strength") is not None:
         raise ConfigError("motor_strength is a sim-to-sim condition: evaluate the exported policy "
-                          "(policy=<export>/policy.onnx), or set task.cfg.kp_scale/effort_scale here")
+                          "(policy=<export>/policy.onnx), or here task.cfg.kp_scale=kd_scale="
+                          "effort_scale=[s,s] (the policy's joints only)")
     run_cfg.task.cfg = task_cfg
     env, _ = build_env(run_cfg)
     level, kind = cfg.get("terrain_level"), cfg.get("terrain_type")
@@ -133,10 +135,10 @@ def sim2sim_conditions(cfg: DictConfig) -> dict[str, Any]:
                               f"got {[lo, hi]}")
         out["friction"] = float(lo)
     if "action_delay" in over:
-        lo, hi = over["action_delay"]
-        if lo != hi or isinstance(lo, bool) or not isinstance(lo, int) or lo < 0:
+        lo, hi = _delay_range(over["action_delay"])
+        if lo != hi:
             raise ConfigError("sim-to-sim takes one action delay in control steps: "
-                              f"task.cfg.action_delay=[k,k] with an int k >= 0, got {[lo, hi]}")
+                              f"task.cfg.action_delay=[k,k], got {[lo, hi]}")
         out["delay_steps"] = lo
     strength = cfg.get("motor_strength")
     if strength is not None:

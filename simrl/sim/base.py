@@ -311,11 +311,18 @@ class Sim(abc.ABC):
     def set_state(self, state: dict[str, torch.Tensor]) -> None:
         """Put every world back in the state `get_state` copied, bit for bit.
 
+        A model field this sim randomizes but the state lacks (saved by a version that did not
+        randomize it) takes the model's own value, as that run had it.
         Raises ValueError naming the first array whose name or shape this sim lacks."""
         for key in state:
             if key.startswith("param/") and key[6:] not in self._params:
                 self.param(key[6:])  # randomized in the saved run: give it per-world rows here
         views = self._state_views()
+        for key in sorted(views.keys() - state.keys()):
+            if key.startswith("param/"):  # not randomized in the saved run: the model's own value
+                view = views.pop(key)
+                nominal = torch.as_tensor(getattr(self.model, key[6:]))
+                view.copy_(nominal.to(view.device, view.dtype).expand_as(view))
         missing, unknown = sorted(views.keys() - state.keys()), sorted(state.keys() - views.keys())
         if missing or unknown:
             raise ValueError(f"sim state does not fit this sim: missing {missing[:5]}, "

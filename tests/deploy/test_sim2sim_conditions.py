@@ -72,6 +72,7 @@ def test_eval_options_become_sim2sim_conditions(quad_export):
 
 
 @pytest.mark.parametrize("word, says", [("task.cfg.action_delay=[0,2]", "one action delay"),
+                                        ("task.cfg.action_delay=1", "action_delay must be (min, max)"),
                                         ("motor_strength=1.5", "in (0, 1]")])
 def test_bad_robustness_conditions_are_named_in_one_line(quad_export, word, says):
     from simrl.errors import ConfigError

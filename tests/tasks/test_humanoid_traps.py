@@ -67,3 +67,18 @@ def test_motor_strength_randomization_scales_a_joints_actuatorfrcrange_too():
     d = env.sim.get_mjdata(0)
     applied = np.abs(d.qfrc_actuator[env.scene.joint_dof]).max()
     assert 0 < applied <= 0.05 * float(abs(env.model.jnt_actfrcrange[:, 1]).max()) + 1e-6
+
+
+def test_a_state_saved_before_a_field_was_randomized_restores_its_model_value():
+    """A checkpoint from before effort_scale reached the joint limits has no jnt_actfrcrange: the
+    restored env takes the model's own limits, as that run trained with, not today's draw."""
+    import torch
+
+    env = simrl.make("humanoid", 2, device="cpu", seed=0, robot="unitree_g1_legs")
+    state = env.sim.get_state()
+    drawn = state.pop("param/jnt_actfrcrange")
+    nominal = torch.as_tensor(env.model.jnt_actfrcrange).to(drawn.dtype).expand_as(drawn)
+    assert not torch.equal(drawn, nominal)  # today's draw scaled them
+    env.sim.set_state(state)
+    assert torch.equal(env.sim.param("jnt_actfrcrange"), nominal)
+    assert all(torch.equal(env.sim.get_state()[k], v) for k, v in state.items())  # the rest as saved
