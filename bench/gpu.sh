@@ -118,7 +118,7 @@ run_step "launches and syncs per env step" "$LIMIT_SHORT" "$PY" -m simrl.bench l
 rm -rf "$OUT_DIR/learn_g1"
 run_step "learn Unitree G1 walking recipe (to the criterion)" "$LIMIT_LONG" "$PY" -m simrl.bench learn \
   task=humanoid experiment=g1_walk seeds=1 iterations="$G1_ITERS" eval_every="$G1_EVAL" \
-  first_eval="$G1_FIRST" eval_envs="$EVAL_ENVS" 'commands=[[0.5,0,0],[0,0,0]]' task.cfg.resample_s=20 \
+  first_eval="$G1_FIRST" eval_envs="$EVAL_ENVS" 'commands=[[0.5,0,0],[0,0,0]]' \
   device="$DEVICE" num_envs="$TRAIN_ENVS" $TRAIN_SIM $EVAL_EXTRA out="$OUT_DIR/learn_g1"
 
 if [[ $LIFT == 1 ]]; then

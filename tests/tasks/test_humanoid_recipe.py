@@ -25,6 +25,9 @@ def test_the_recipe_trains_two_iterations_on_each_humanoid(experiment, tmp_path)
     assert "Loss/symmetry" in trainer.history[-1]  # the recipe trains on mirror images too
     contact = trainer.env.cfg.rewards["gait_contact"]["params"]
     assert contact["still_when_standing"] is True and contact["period"] == 0.8
+    assert trainer.env.cfg.rewards["terminated"] == -200.0  # a fall costs
+    stand = trainer.env.curriculum_manager.terms["stand"]
+    assert stand.stages == [{"at_step": 2400, "standing_share": 0.5}] and stand.steps == 16
     assert all(math.isfinite(m["Loss/value"]) and math.isfinite(m["Loss/surrogate"]) for m in trainer.history)
 
 
