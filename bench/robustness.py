@@ -37,7 +37,7 @@ def main() -> int:
 
     commands = [tuple(float(x) for x in c) for c in json.loads(args.commands)]
     rows, t0 = [], time.perf_counter()
-    head = "".join(f"{f'cmd {list(c)}: error, falls':>33}" for c in commands)
+    head = "".join(f"{f'{list(c)}: error, falls':>33}" for c in commands)
     print(f"{'condition':<28}{head}  limit")
     for name, (kw, limit) in CONDITIONS.items():
         cells = []
