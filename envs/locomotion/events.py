@@ -82,10 +82,10 @@ def randomize_legged_model(env: Any, mask: torch.Tensor, kp_scale: Any, kd_scale
         scale = draw(effort_scale, (n, nu, 1))
         force = sim.param("actuator_forcerange")
         force[:, :nu].mul_(scale.to(force.dtype))
-        joints = torch.as_tensor(sc.model.actuator_trnid[:nu, 0], device=env.device)
-        if bool(sc.model.jnt_actfrclimited[sc.model.actuator_trnid[:nu, 0]].any()):
+        joints = sc.model.actuator_trnid[:nu, 0]  # the policy's joints, in action order
+        if sc.model.jnt_actfrclimited[joints].any():
             jnt = sim.param("jnt_actfrcrange")
-            jnt[:, joints] *= scale.to(jnt.dtype)
+            jnt[:, torch.as_tensor(joints, device=env.device)] *= scale.to(jnt.dtype)
     for field_name, span in (("dof_frictionloss", joint_friction), ("dof_damping", joint_damping),
                              ("dof_armature", joint_armature)):
         if tuple(span) != (0.0, 0.0):

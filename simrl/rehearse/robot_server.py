@@ -71,14 +71,13 @@ class RobotServer:
         self.sensor = sensor
         self.resets = 0
         self._reset_requested = False
-        self.harness = harness  # the base held at its start pose until release()
-        self._held = harness and scene.root_qpos is not None
+        self.harness = harness and scene.root_qpos is not None  # a free base held until release()
+        self._held = self.harness
         self.trace_path = trace
         self.trace: list[tuple] = []
         self._termination = (meta.get("deploy") or {}).get("termination") or {}
         self._contact_bodies = [self.m.body(b).id for b in self._termination.get("contact_bodies", [])]
-        self._root_qpos = scene.root_qpos
-        self._root_body = cfg.root_body
+        self._root_qpos, self._root_dof = scene.root_qpos, scene.root_dof
         self._u = unitree
         self.state = unitree.lowstate_go() if self.go else unitree.lowstate_hg()
         if self.go:
@@ -113,13 +112,12 @@ class RobotServer:
         self._passive()
         self.resets += 1
         self._reset_requested = False
-        self._held = self.harness and self._root_qpos is not None
+        self._held = self.harness
 
     def _hold(self) -> None:
         """The harness: the free base back at its start pose, at rest (the joints move freely)."""
-        q = self._root_qpos
+        q, dof = self._root_qpos, self._root_dof
         self.d.qpos[q : q + 7] = self.m.key_qpos[self.key, q : q + 7]
-        dof = self.m.jnt_dofadr[self.m.body_jntadr[self.m.body(self._root_body).id]]
         self.d.qvel[dof : dof + 6] = 0.0
 
     def _sense(self, name: str) -> np.ndarray:
