@@ -20,8 +20,8 @@ def action_entries(entries: Mapping[str, Any] | None) -> list[tuple[str, str, di
     return [(name, func, params) for name, func, params, _ in func_entries(entries, "action")]
 
 
-
-def _delay_range(delay: Any) -> tuple[int, int]:
+def parse_action_delay(delay: Any) -> tuple[int, int]:
+    """`action_delay` as (min, max) whole control steps, 0 <= min <= max; a one-line error otherwise."""
     try:
         lo, hi = delay
         ok = all(float(v).is_integer() for v in (lo, hi)) and 0 <= lo <= hi
@@ -78,7 +78,7 @@ class ActionManager:
 
     def __init__(self, env: Any, entries: Mapping[str, Any], table: Mapping[str, type],
                  delay: Any = None):
-        self.delay_range = None if delay is None else _delay_range(delay)
+        self.delay_range = None if delay is None else parse_action_delay(delay)
         if self.delay_range is not None:
             n, na = env.num_envs, env.num_actions
             self.delay = torch.zeros(n, 1, 1, device=env.device, dtype=torch.long)

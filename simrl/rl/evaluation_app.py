@@ -14,7 +14,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from simrl.errors import ConfigError
-from simrl.managers.action import _delay_range
+from simrl.managers.action import parse_action_delay
 from simrl.rl.app import build_env, policy_from_checkpoint, run_dir_config
 from simrl.terrain import override_terrain
 
@@ -135,7 +135,7 @@ def sim2sim_conditions(cfg: DictConfig) -> dict[str, Any]:
                               f"got {[lo, hi]}")
         out["friction"] = float(lo)
     if "action_delay" in over:
-        lo, hi = _delay_range(over["action_delay"])
+        lo, hi = parse_action_delay(over["action_delay"])
         if lo != hi:
             raise ConfigError("sim-to-sim takes one action delay in control steps: "
                               f"task.cfg.action_delay=[k,k], got {[lo, hi]}")
