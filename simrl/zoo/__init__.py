@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from simrl.errors import UnknownNameError
+from simrl.errors import ConfigError, UnknownNameError
 
 ROOT = Path(__file__).resolve().parent
 
@@ -70,9 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         for line in misses(args[1], measured):
             print(line)
         return
+    if args not in ([], ["list"]):
+        raise ConfigError(f"python -m simrl.zoo takes list, path NAME or check NAME, got {' '.join(args)!r}")
     for name, c in index().items():
         print(f"{name:20s} {c['task']:10s} {c['summary']}")
-
-
-if __name__ == "__main__":
-    main()
