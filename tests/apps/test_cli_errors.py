@@ -123,6 +123,11 @@ def test_plot_and_bench_user_errors(tmp_path):
         plot_runs([run], tmp_path / "c.png", metrics=["rewardz"])
 
 
+
+def test_zoo_bad_word_or_name_is_one_line():
+    assert_one_line_error(run_app("-m", "simrl.zoo", "paht", "quadruped"), "list, path NAME or check NAME")
+    assert_one_line_error(run_app("-m", "simrl.zoo", "path", "no_such_robot"), "no shipped policy", "valid:")
+
 def test_bench_bad_device_is_one_line():
     assert_one_line_error(run_app("-m", "simrl.bench", "iteration", "device=cuda:7", "quick=true"),
                           "device 'cuda:7' requested")
